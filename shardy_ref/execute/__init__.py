@@ -1,0 +1,1 @@
+"""execute: see the project issues for what lands here."""

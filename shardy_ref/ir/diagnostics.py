@@ -1,0 +1,61 @@
+"""Diagnostics and the project's exception types, each carrying a source location.
+
+Messages use upstream's wording so that upstream ``expected-error`` lines match; the
+command line prints them as ``file:line:col: error: message`` (mlir-opt's format).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from shardy_ref.ir.location import UNKNOWN_LOC, Location
+
+
+@dataclass(slots=True)
+class Diagnostic:
+    """One error/warning/remark, with attached notes (``expected-note`` targets)."""
+
+    severity: str  # "error" | "warning" | "remark" | "note"
+    location: Location
+    message: str
+    notes: list[Diagnostic] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        return f"{self.location}: {self.severity}: {self.message}"
+
+    def render(self) -> str:
+        """The diagnostic and its notes, one per line, as mlir-opt writes them to stderr."""
+        lines = [str(self)]
+        lines.extend(str(n) for n in self.notes)
+        return "\n".join(lines)
+
+
+class ShardyRefError(Exception):
+    """Base of the errors this project reports about its input; never a Python bug."""
+
+    severity = "error"
+
+    def __init__(self, location: Location | None, message: str,
+                 notes: list[Diagnostic] | None = None):
+        super().__init__(message)
+        self.location = location if location is not None else UNKNOWN_LOC
+        self.message = message
+        self.notes = notes or []
+
+    @property
+    def diagnostic(self) -> Diagnostic:
+        return Diagnostic("error", self.location, self.message, list(self.notes))
+
+    def __str__(self) -> str:
+        return f"{self.location}: error: {self.message}"
+
+
+class ParseError(ShardyRefError):
+    """Malformed input text."""
+
+
+class VerifyError(ShardyRefError):
+    """Well-formed text describing invalid IR (a verifier rule is broken)."""
+
+
+class PassError(ShardyRefError):
+    """A pass cannot handle its input (unsupported construct, bad option, ...)."""

@@ -1,0 +1,26 @@
+"""Ops of the sdy dialect (collectives declare no memory effects upstream, so they are
+not "pure": unused ones are kept): inherent attributes and traits from upstream ``ir/ops.td``
+(spec 003 §2). Their text syntax lives in ``shardy_ref.parser``."""
+from shardy_ref.ir.opdefs import register
+
+register("sdy.mesh", inherent=("mesh", "sym_name"), symbol=True)
+register("sdy.sharding_constraint", inherent=("sharding",))
+register("sdy.reshard", inherent=("sharding",), pure=True)
+register("sdy.return", terminator=True, pure=True)
+register("sdy.manual_computation",
+         inherent=("in_shardings", "manual_axes", "out_shardings"), isolated_from_above=True)
+register("sdy.sharding_group", inherent=("group_id",))
+register("sdy.constant", inherent=("value",), pure=True)
+register("sdy.data_flow_edge", inherent=("sharding",))
+register("sdy.propagation_barrier", inherent=("allowed_direction",), pure=True)
+register("sdy.named_computation", inherent=("in_shardings", "name", "out_shardings"),
+         isolated_from_above=True)
+register("sdy.all_gather", inherent=("gathering_axes", "out_sharding"))
+register("sdy.all_slice", inherent=("out_sharding", "slicing_axes"))
+register("sdy.all_to_all", inherent=("out_sharding", "params"))
+register("sdy.collective_permute", inherent=("out_sharding",))
+register("sdy.all_reduce", inherent=("out_sharding", "reduction_axes", "reduction_op"))
+register("sdy.reduce_scatter", inherent=("out_sharding", "reduce_scatter_axes", "reduction_op"))
+register("sdy.sharded_to_unreduced", inherent=("axes", "out_sharding"))
+register("sdy.replicated_to_unreduced", inherent=("axes", "out_sharding"))
+register("sdy.func_data_flow_edge")

@@ -1,0 +1,54 @@
+"""What the IR needs to know about each registered op, keyed by upstream op name.
+
+An :class:`OpDef` lists the op's inherent attributes (MLIR properties: printed inside
+``<{...}>`` in generic form), its traits, and the names it asks the printer to give its
+results and block arguments (MLIR's ``OpAsmOpInterface``). Dialect modules register
+their ops with :func:`register`; nothing here depends on a dialect.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class OpDef:
+    name: str
+    inherent: tuple[str, ...] = ()
+    isolated_from_above: bool = False
+    terminator: bool = False
+    pure: bool = False  # no memory effects: trivially dead when unused
+    symbol: bool = False
+    # op -> one name per result ("" = number it), or None for the default numbering
+    result_names: Callable | None = field(default=None, compare=False)
+    # (op, region index) -> one name per entry block argument, or None
+    block_arg_names: Callable | None = field(default=None, compare=False)
+
+
+OPS: dict[str, OpDef] = {}
+
+
+def register(name: str, **kwargs) -> OpDef:
+    d = OpDef(name, **kwargs)
+    OPS[name] = d
+    return d
+
+
+def op_def(name: str) -> OpDef | None:
+    """The definition of a registered op, or None for an op of an unknown dialect."""
+    if not OPS:
+        _load_dialects()
+    return OPS.get(name)
+
+
+def is_registered_dialect(dialect: str) -> bool:
+    if not OPS:
+        _load_dialects()
+    return dialect in DIALECTS
+
+
+DIALECTS = ("builtin", "func", "sdy", "stablehlo", "chlo", "mhlo", "arith", "tensor", "quant")
+
+
+def _load_dialects() -> None:
+    from shardy_ref.ir import dialect_builtin, dialect_sdy, dialect_stablehlo  # noqa: F401

@@ -1,0 +1,487 @@
+"""The mutable IR graph: values with use lists, operations, blocks and regions.
+
+This mirrors MLIR's core data structures (https://mlir.llvm.org/docs/LangRef/): one
+generic :class:`Operation` (name, operands, results, attributes, regions) serves every
+dialect; what an op *means* lives in registries keyed by its name. Ops compare by
+identity. Use lists stay consistent under ``set_operand``, ``replace_all_uses_with`` and
+``erase``; a value's ``uses`` are listed most-recent first, the order MLIR iterates them.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
+
+from shardy_ref.ir.location import UNKNOWN_LOC, Location
+
+if TYPE_CHECKING:
+    from shardy_ref.ir.builtin_attrs import Attribute
+    from shardy_ref.ir.types import Type
+
+
+class IRError(Exception):
+    """Misuse of the IR API (erasing a value that still has uses, ...): a bug, not bad input."""
+
+
+class Value:
+    """An SSA value: an op result or a block argument."""
+
+    __slots__ = ("_uses", "type")
+
+    def __init__(self, type: Type):
+        self.type = type
+        self._uses: dict[OpOperand, None] = {}
+
+    @property
+    def uses(self) -> list[OpOperand]:
+        """The operands using this value, most recently added first (MLIR's use-list order)."""
+        return list(reversed(self._uses))
+
+    @property
+    def users(self) -> list[Operation]:
+        """The ops using this value, in use-list order, without duplicates."""
+        return list(dict.fromkeys(u.owner for u in reversed(self._uses)))
+
+    @property
+    def has_uses(self) -> bool:
+        return bool(self._uses)
+
+    @property
+    def has_one_use(self) -> bool:
+        return len(self._uses) == 1
+
+    def replace_all_uses_with(self, other: Value) -> None:
+        if other is self:
+            return
+        for use in list(self._uses):
+            use.set(other)
+
+    def replace_uses_with_if(self, other: Value, predicate) -> None:
+        for use in list(self._uses):
+            if predicate(use):
+                use.set(other)
+
+    @property
+    def parent_block(self) -> Block | None:
+        raise NotImplementedError
+
+    @property
+    def defining_op(self) -> Operation | None:
+        return None
+
+
+class OpResult(Value):
+    """Result number ``index`` of ``op``."""
+
+    __slots__ = ("index", "op")
+
+    def __init__(self, type: Type, op: Operation, index: int):
+        super().__init__(type)
+        self.op = op
+        self.index = index
+
+    @property
+    def defining_op(self) -> Operation:
+        return self.op
+
+    @property
+    def parent_block(self) -> Block | None:
+        return self.op.parent
+
+    def __repr__(self) -> str:
+        return f"<OpResult #{self.index} of {self.op.name}: {self.type}>"
+
+
+class BlockArgument(Value):
+    """Argument number ``index`` of ``block``."""
+
+    __slots__ = ("block", "index")
+
+    def __init__(self, type: Type, block: Block, index: int):
+        super().__init__(type)
+        self.block = block
+        self.index = index
+
+    @property
+    def parent_block(self) -> Block:
+        return self.block
+
+    @property
+    def owner_op(self) -> Operation | None:
+        """The op whose region holds this argument's block."""
+        region = self.block.parent
+        return region.parent if region is not None else None
+
+    def __repr__(self) -> str:
+        return f"<BlockArgument #{self.index}: {self.type}>"
+
+
+class OpOperand:
+    """Operand slot ``index`` of ``owner``; setting its value moves it between use lists."""
+
+    __slots__ = ("index", "owner", "value")
+
+    def __init__(self, owner: Operation, index: int, value: Value):
+        self.owner = owner
+        self.index = index
+        self.value = value
+        value._uses[self] = None
+
+    def set(self, value: Value) -> None:
+        del self.value._uses[self]
+        self.value = value
+        value._uses[self] = None
+
+    def drop(self) -> None:
+        self.value._uses.pop(self, None)
+
+
+class Operation:
+    """A generic operation; ``attributes`` holds inherent and discardable attributes alike.
+
+    ``properties`` is used only by ops of unregistered dialects that were written with a
+    ``<{...}>`` properties dictionary; registered ops keep everything in ``attributes`` and
+    the op's definition (``shardy_ref.ir.opdefs``) says which names are inherent.
+    """
+
+    __slots__ = (
+        "__weakref__",
+        "_next",
+        "_operands",
+        "_prev",
+        "attributes",
+        "location",
+        "name",
+        "parent",
+        "properties",
+        "regions",
+        "results",
+        "successors",
+    )
+
+    def __init__(self, name: str, operands: Iterable[Value] = (),
+                 result_types: Iterable[Type] = (),
+                 attributes: dict[str, Attribute] | None = None,
+                 regions: Iterable[Region] = (), successors: Iterable[Block] = (),
+                 location: Location = UNKNOWN_LOC, properties: Attribute | None = None):
+        self.name = name
+        self._operands = [OpOperand(self, i, v) for i, v in enumerate(operands)]
+        self.results = [OpResult(t, self, i) for i, t in enumerate(result_types)]
+        self.attributes: dict[str, Attribute] = attributes if attributes is not None else {}
+        self.properties = properties
+        self.regions: list[Region] = []
+        for r in regions:
+            self.add_region(r)
+        self.successors: list[Block] = list(successors)
+        self.parent: Block | None = None
+        self._prev: Operation | None = None
+        self._next: Operation | None = None
+        self.location = location
+
+    # -- operands and results ------------------------------------------------------------
+    @property
+    def operands(self) -> tuple[Value, ...]:
+        return tuple(o.value for o in self._operands)
+
+    @property
+    def op_operands(self) -> list[OpOperand]:
+        return list(self._operands)
+
+    def operand(self, i: int) -> Value:
+        return self._operands[i].value
+
+    @property
+    def num_operands(self) -> int:
+        return len(self._operands)
+
+    def set_operand(self, i: int, value: Value) -> None:
+        self._operands[i].set(value)
+
+    def set_operands(self, values: Iterable[Value]) -> None:
+        for o in self._operands:
+            o.drop()
+        self._operands = [OpOperand(self, i, v) for i, v in enumerate(values)]
+
+    @property
+    def result(self) -> OpResult:
+        if len(self.results) != 1:
+            raise IRError(f"'{self.name}' has {len(self.results)} results, not one")
+        return self.results[0]
+
+    @property
+    def num_results(self) -> int:
+        return len(self.results)
+
+    @property
+    def result_types(self) -> list[Type]:
+        return [r.type for r in self.results]
+
+    @property
+    def operand_types(self) -> list[Type]:
+        return [o.value.type for o in self._operands]
+
+    def replace_all_uses_with(self, values: Iterable[Value]) -> None:
+        values = list(values)
+        if len(values) != len(self.results):
+            raise IRError(f"replacing {len(self.results)} results with {len(values)} values")
+        for r, v in zip(self.results, values):
+            r.replace_all_uses_with(v)
+
+    # -- regions -------------------------------------------------------------------------
+    def add_region(self, region: Region | None = None) -> Region:
+        region = region if region is not None else Region()
+        region.parent = self
+        self.regions.append(region)
+        return region
+
+    # -- position in the IR ---------------------------------------------------------------
+    @property
+    def parent_region(self) -> Region | None:
+        return self.parent.parent if self.parent is not None else None
+
+    @property
+    def parent_op(self) -> Operation | None:
+        region = self.parent_region
+        return region.parent if region is not None else None
+
+    @property
+    def next_op(self) -> Operation | None:
+        return self._next
+
+    @property
+    def prev_op(self) -> Operation | None:
+        return self._prev
+
+    def is_ancestor_of(self, other: Operation) -> bool:
+        """True when ``other`` is this op or nested somewhere inside its regions."""
+        while other is not None:
+            if other is self:
+                return True
+            other = other.parent_op
+        return False
+
+    def is_before_in_block(self, other: Operation) -> bool:
+        op = self._next
+        while op is not None:
+            if op is other:
+                return True
+            op = op._next
+        return False
+
+    def detach(self) -> Operation:
+        """Unlink from the parent block; operands and results keep their uses."""
+        if self.parent is not None:
+            self.parent._unlink(self)
+        return self
+
+    def drop_all_references(self) -> None:
+        """Drop this op's operand uses, and those of every op nested in its regions."""
+        for o in self._operands:
+            o.drop()
+        self._operands = []
+        for region in self.regions:
+            for block in region.blocks:
+                for op in block:
+                    op.drop_all_references()
+
+    def erase(self) -> None:
+        """Remove the op; its results must be unused (as MLIR asserts)."""
+        for r in self.results:
+            if r.has_uses:
+                raise IRError(f"erasing '{self.name}' whose result #{r.index} still has uses")
+        self.detach()
+        self.drop_all_references()
+
+    # -- traversal -----------------------------------------------------------------------
+    def walk(self, post_order: bool = False) -> Iterator[Operation]:
+        """This op and every op nested in it, pre-order (default) or post-order."""
+        if not post_order:
+            yield self
+        for region in self.regions:
+            for block in region.blocks:
+                for op in block:
+                    yield from op.walk(post_order)
+        if post_order:
+            yield self
+
+    # -- attributes ----------------------------------------------------------------------
+    def get_attr(self, name: str, default=None):
+        return self.attributes.get(name, default)
+
+    def set_attr(self, name: str, value: Attribute) -> None:
+        self.attributes[name] = value
+
+    def remove_attr(self, name: str):
+        return self.attributes.pop(name, None)
+
+    @property
+    def dialect(self) -> str:
+        return self.name.partition(".")[0]
+
+    def __repr__(self) -> str:
+        return f"<Operation {self.name} at {self.location}>"
+
+
+class Block:
+    """A list of ops (a doubly linked list, as in MLIR) with typed block arguments."""
+
+    __slots__ = ("__weakref__", "_first", "_last", "_len", "args", "parent")
+
+    def __init__(self, arg_types: Iterable[Type] = ()):
+        self.args: list[BlockArgument] = [BlockArgument(t, self, i) for i, t in enumerate(arg_types)]
+        self.parent: Region | None = None
+        self._first: Operation | None = None
+        self._last: Operation | None = None
+        self._len = 0
+
+    def __iter__(self) -> Iterator[Operation]:
+        """Iterate the ops; erasing or moving the current op while iterating is safe."""
+        op = self._first
+        while op is not None:
+            nxt = op._next
+            yield op
+            op = nxt
+
+    def __reversed__(self) -> Iterator[Operation]:
+        op = self._last
+        while op is not None:
+            prv = op._prev
+            yield op
+            op = prv
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __bool__(self) -> bool:
+        return True
+
+    @property
+    def ops(self) -> list[Operation]:
+        return list(self)
+
+    @property
+    def first_op(self) -> Operation | None:
+        return self._first
+
+    @property
+    def last_op(self) -> Operation | None:
+        return self._last
+
+    @property
+    def terminator(self) -> Operation | None:
+        return self._last
+
+    @property
+    def arg_types(self) -> list[Type]:
+        return [a.type for a in self.args]
+
+    @property
+    def parent_op(self) -> Operation | None:
+        return self.parent.parent if self.parent is not None else None
+
+    @property
+    def is_entry_block(self) -> bool:
+        return self.parent is not None and self.parent.blocks and self.parent.blocks[0] is self
+
+    def add_argument(self, type: Type) -> BlockArgument:
+        arg = BlockArgument(type, self, len(self.args))
+        self.args.append(arg)
+        return arg
+
+    def insert_argument(self, index: int, type: Type) -> BlockArgument:
+        arg = BlockArgument(type, self, index)
+        self.args.insert(index, arg)
+        for i, a in enumerate(self.args):
+            a.index = i
+        return arg
+
+    def erase_argument(self, index: int) -> None:
+        arg = self.args[index]
+        if arg.has_uses:
+            raise IRError(f"erasing block argument #{index} that still has uses")
+        del self.args[index]
+        for i, a in enumerate(self.args):
+            a.index = i
+
+    def append(self, op: Operation) -> Operation:
+        self._link(op, self._last, None)
+        return op
+
+    def prepend(self, op: Operation) -> Operation:
+        self._link(op, None, self._first)
+        return op
+
+    def insert_before(self, anchor: Operation, op: Operation) -> Operation:
+        assert anchor.parent is self
+        self._link(op, anchor._prev, anchor)
+        return op
+
+    def insert_after(self, anchor: Operation, op: Operation) -> Operation:
+        assert anchor.parent is self
+        self._link(op, anchor, anchor._next)
+        return op
+
+    def _link(self, op: Operation, prev: Operation | None, nxt: Operation | None) -> None:
+        if op.parent is not None:
+            op.parent._unlink(op)
+        op.parent = self
+        op._prev, op._next = prev, nxt
+        if prev is None:
+            self._first = op
+        else:
+            prev._next = op
+        if nxt is None:
+            self._last = op
+        else:
+            nxt._prev = op
+        self._len += 1
+
+    def _unlink(self, op: Operation) -> None:
+        if op._prev is None:
+            self._first = op._next
+        else:
+            op._prev._next = op._next
+        if op._next is None:
+            self._last = op._prev
+        else:
+            op._next._prev = op._prev
+        op.parent = op._prev = op._next = None
+        self._len -= 1
+
+
+class Region:
+    """A list of blocks owned by an op."""
+
+    __slots__ = ("__weakref__", "blocks", "parent")
+
+    def __init__(self, blocks: Iterable[Block] = ()):
+        self.blocks: list[Block] = []
+        self.parent: Operation | None = None
+        for b in blocks:
+            self.add_block(b)
+
+    def add_block(self, block: Block | None = None) -> Block:
+        block = block if block is not None else Block()
+        block.parent = self
+        self.blocks.append(block)
+        return block
+
+    @property
+    def entry_block(self) -> Block | None:
+        return self.blocks[0] if self.blocks else None
+
+    @property
+    def args(self) -> list[BlockArgument]:
+        return self.blocks[0].args if self.blocks else []
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.blocks
+
+    def ops(self) -> Iterator[Operation]:
+        for block in self.blocks:
+            yield from block
+
+    def walk(self) -> Iterator[Operation]:
+        for block in self.blocks:
+            for op in block:
+                yield from op.walk()

@@ -1,0 +1,71 @@
+"""Symbols: ops with a ``sym_name`` (functions, meshes) and the attributes that refer to them."""
+from __future__ import annotations
+
+import dataclasses
+
+from shardy_ref.ir.builtin_attrs import ArrayAttr, DictionaryAttr, StringAttr, SymbolRefAttr
+from shardy_ref.ir.operation import Operation
+
+
+def symbol_name(op: Operation) -> str | None:
+    attr = op.attributes.get("sym_name")
+    return attr.value if isinstance(attr, StringAttr) else None
+
+
+def is_private(op: Operation) -> bool:
+    attr = op.attributes.get("sym_visibility")
+    return isinstance(attr, StringAttr) and attr.value == "private"
+
+
+class SymbolTable:
+    """The symbols defined directly in one region-holding op (normally the module)."""
+
+    def __init__(self, op: Operation):
+        self.op = op
+        self.symbols: dict[str, Operation] = {}
+        for region in op.regions:
+            for block in region.blocks:
+                for child in block:
+                    name = symbol_name(child)
+                    if name is not None and name not in self.symbols:
+                        self.symbols[name] = child
+
+    def lookup(self, name: str) -> Operation | None:
+        return self.symbols.get(name)
+
+
+def referenced_symbols(attr) -> set[str]:
+    """Root names of every symbol reference inside an attribute (sdy mesh refs included)."""
+    out: set[str] = set()
+    _collect(attr, out)
+    return out
+
+
+def _collect(attr, out: set[str]) -> None:
+    if isinstance(attr, SymbolRefAttr):
+        out.add(attr.root)
+    elif isinstance(attr, ArrayAttr):
+        for a in attr.value:
+            _collect(a, out)
+    elif isinstance(attr, DictionaryAttr):
+        for _, a in attr.value:
+            _collect(a, out)
+    elif dataclasses.is_dataclass(attr) and not isinstance(attr, type):
+        if type(attr).__name__ == "TensorSharding" and isinstance(attr.mesh_or_ref, str):
+            out.add(attr.mesh_or_ref)
+        for f in dataclasses.fields(attr):
+            value = getattr(attr, f.name)
+            if isinstance(value, tuple):
+                for v in value:
+                    _collect(v, out)
+            else:
+                _collect(value, out)
+
+
+def op_symbol_uses(op: Operation) -> set[str]:
+    """Symbols referenced by ``op`` or any op nested in it."""
+    out: set[str] = set()
+    for nested in op.walk():
+        for attr in nested.attributes.values():
+            _collect(attr, out)
+    return out

@@ -1,0 +1,527 @@
+"""Build IR while Lark parses: the transformer callbacks for MLIR's core syntax.
+
+The parser runs in LALR mode with this transformer applied as each rule is reduced, so
+no parse tree is ever built (``../shared/STYLE.md``, performance habit 1). Operands are
+recorded by name and resolved once the whole module exists, region by region, the way
+MLIR's parser scopes SSA names (values of enclosing regions are visible unless the op
+is isolated from above; forward references are allowed and checked at the end).
+"""
+from __future__ import annotations
+
+from collections import ChainMap
+
+from lark import Token, Transformer
+
+from shardy_ref.ir import builtin_attrs as ba
+from shardy_ref.ir.diagnostics import ParseError
+from shardy_ref.ir.location import Location
+from shardy_ref.ir.opdefs import op_def
+from shardy_ref.ir.operation import Block, Operation, Region
+from shardy_ref.ir.types import (
+    I64,
+    NONE,
+    TOKEN,
+    FloatType,
+    FunctionType,
+    OpaqueType,
+    RankedTensorType,
+    TupleType,
+    UnrankedTensorType,
+    VectorType,
+)
+from shardy_ref.parser import literals as lit
+from shardy_ref.parser.literals import LiteralError
+
+
+class PendingOperands:
+    """Operand names of one op, with the types its syntax declared for them."""
+
+    __slots__ = ("tokens", "types")
+
+    def __init__(self, tokens, types):
+        self.tokens = tokens
+        self.types = types
+
+
+class CoreBuilder(Transformer):
+    """Callbacks for core.lark; dialect builders subclass this (see :mod:`.reader`)."""
+
+    def __init__(self):
+        super().__init__(visit_tokens=False)
+        self.reset("<stdin>")
+
+    def reset(self, filename: str, line_offset: int = 0) -> None:
+        self.filename = filename
+        self.line_offset = line_offset
+        self.attr_aliases: dict[str, ba.Attribute] = {}
+        self.type_aliases: dict = {}
+        self.pending: dict[Operation, PendingOperands] = {}
+        self.result_defs: dict[Operation, list] = {}
+        self.arg_names: dict[Block, list] = {}
+
+    # -- helpers -------------------------------------------------------------------------
+    def loc(self, tok) -> Location:
+        return Location(self.filename, tok.line + self.line_offset, tok.column)
+
+    def error(self, tok, message: str) -> ParseError:
+        return ParseError(self.loc(tok), message)
+
+    def make_op(self, name_tok, name: str, operands=(), operand_types=(), result_types=(),
+                attributes=None, regions=(), successors=(), properties=None) -> Operation:
+        """Create an op whose operands are resolved by name after the parse."""
+        op = Operation(name, (), result_types, attributes if attributes is not None else {},
+                       regions, successors, self.loc(name_tok), properties)
+        if operands:
+            if len(operand_types) != len(operands):
+                raise self.error(
+                    name_tok, f"{len(operands)} operands present, but expected "
+                    f"{len(operand_types)}")
+            self.pending[op] = PendingOperands(list(operands), list(operand_types))
+        return op
+
+    def region_with_args(self, region: Region, args) -> Region:
+        """Give ``region``'s entry block the named arguments ``[(token, type), ...]``."""
+        if not region.blocks:
+            region.add_block()
+        block = region.blocks[0]
+        if block.args:
+            raise ParseError(self.loc(args[0][0]) if args else None,
+                             "entry block arguments were already defined")
+        for tok, t in args:
+            block.add_argument(t)
+        self.arg_names[block] = [tok for tok, _ in args]
+        return region
+
+    # -- top level -----------------------------------------------------------------------
+    def start(self, items):
+        ops = [x for x in items if isinstance(x, Operation)]
+        if len(ops) == 1 and ops[0].name == "builtin.module":
+            module = ops[0]
+        else:
+            block = Block()
+            for op in ops:
+                block.append(op)
+            module = Operation("builtin.module", regions=[Region([block])],
+                               location=Location(self.filename, 1 + self.line_offset, 1))
+        self.resolve_operands(module)
+        return module
+
+    def attr_alias_def(self, items):
+        name, value = items
+        if name in self.attr_aliases:
+            raise self.error(name, f"redefinition of attribute alias id '{name[1:]}'")
+        self.attr_aliases[str(name)] = value
+
+    def loc_alias_def(self, items):
+        self.attr_aliases[str(items[0])] = ba.UNIT
+
+    def type_alias_def(self, items):
+        name, value = items
+        if name in self.type_aliases:
+            raise self.error(name, f"redefinition of type alias id '{name[1:]}'")
+        self.type_aliases[str(name)] = value
+
+    # -- operations ----------------------------------------------------------------------
+    def operation(self, items):
+        results, op, _loc = items
+        if results:
+            total = sum(n for _, n in results)
+            if total != len(op.results):
+                raise self.error(results[0][0], f"operation defines {len(op.results)} results "
+                                 f"but was provided {total} to bind")
+            self.result_defs[op] = results
+        return op
+
+    def op_results(self, items):
+        return items
+
+    def op_result(self, items):
+        tok, count = items
+        if "#" in tok:
+            raise self.error(tok, "expected result name without '#' suffix")
+        n = int(count) if count is not None else 1
+        if n < 1:
+            raise self.error(count, "expected named operation to have at least 1 result")
+        return (tok, n)
+
+    def custom_op(self, items):
+        return items[0]
+
+    def generic_op(self, items):
+        name_tok, operands, successors, props, regions, attrs, ftype = items
+        operands = operands or []
+        if len(operands) != len(ftype.inputs):
+            raise self.error(name_tok, f"expected {len(ftype.inputs)} operand types but had "
+                             f"{len(operands)} operands")
+        name = lit.unquote(name_tok)
+        attributes = dict(attrs.value) if attrs else {}
+        properties = None
+        if props is not None:
+            if op_def(name) is not None:
+                attributes.update(props.value)
+            else:
+                properties = props
+        return self.make_op(name_tok, name, operands, ftype.inputs, ftype.results, attributes,
+                            regions or (), successors or (), properties)
+
+    def successors(self, items):
+        return items
+
+    def successor(self, items):
+        tok, _values, _types = items
+        raise self.error(tok, "block successors are not supported by shardy_ref")
+
+    def properties(self, items):
+        return items[0] or ba.DictionaryAttr(())
+
+    def generic_regions(self, items):
+        return items
+
+    def values(self, items):
+        return items
+
+    def types(self, items):
+        return items
+
+    # -- regions -------------------------------------------------------------------------
+    def region(self, items):
+        region = Region()
+        entry: Block | None = None
+        for item in items:
+            if isinstance(item, Operation):
+                if entry is None:
+                    entry = region.add_block()
+                entry.append(item)
+            else:
+                region.add_block(item)
+        return region
+
+    def block(self, items):
+        label, args, *ops = items
+        block = Block()
+        if args:
+            for tok, t in args:
+                block.add_argument(t)
+            self.arg_names[block] = [tok for tok, _ in args]
+        for op in ops:
+            block.append(op)
+        return block
+
+    def block_args(self, items):
+        return items
+
+    def block_arg(self, items):
+        tok, t, _loc = items
+        return (tok, t)
+
+    def region_args(self, items):
+        return items[0] or []
+
+    # -- module and func -----------------------------------------------------------------
+    def module_op(self, items):
+        tok, sym, attrs, *ops = items
+        block = Block()
+        for op in ops:
+            block.append(op)
+        attributes = dict(attrs.value) if attrs else {}
+        if sym is not None:
+            attributes["sym_name"] = ba.StringAttr(lit.symbol_name(sym))
+        return self.make_op(tok, "builtin.module", attributes=attributes,
+                            regions=[Region([block])])
+
+    def func_op(self, items):
+        tok, visibility, sym, args, results, attrs, region = items
+        args = args or []
+        result_types, result_attrs = results if results else ([], [])
+        attributes = dict(attrs.value) if attrs else {}
+        attributes["sym_name"] = ba.StringAttr(lit.symbol_name(sym))
+        attributes["function_type"] = ba.TypeAttr(
+            FunctionType(tuple(t for _, t, _ in args), tuple(result_types)))
+        if visibility is not None:
+            attributes["sym_visibility"] = ba.StringAttr(str(visibility))
+        if any(a for _, _, a in args):
+            attributes["arg_attrs"] = ba.ArrayAttr(tuple(a or ba.DictionaryAttr(()) for _, _, a in args))
+        if any(result_attrs):
+            attributes["res_attrs"] = ba.ArrayAttr(tuple(a or ba.DictionaryAttr(()) for a in result_attrs))
+        named = [(n, t) for n, t, _ in args if n is not None]
+        if region is not None:
+            if len(named) != len(args):
+                raise self.error(sym, "expected SSA identifier")
+            self.region_with_args(region, named)
+        elif named:
+            raise self.error(sym, "expected '{' to begin a region")
+        return self.make_op(tok, "func.func", attributes=attributes,
+                            regions=[region if region is not None else Region()])
+
+    def func_args(self, items):
+        return items
+
+    def func_arg(self, items):
+        name, t, attrs, _loc = items
+        return (name, t, attrs if attrs and attrs.value else None)
+
+    def func_result_single(self, items):
+        return ([items[0]], [None])
+
+    def func_result_list(self, items):
+        items = [x for x in items if x is not None]
+        return ([t for t, _ in items], [a for _, a in items])
+
+    def func_result(self, items):
+        t, attrs, _loc = items
+        return (t, attrs if attrs and attrs.value else None)
+
+    def call_op(self, items):
+        tok, sym, operands, attrs, ftype = items
+        attributes = dict(attrs.value) if attrs else {}
+        attributes["callee"] = ba.SymbolRefAttr(lit.symbol_name(sym))
+        return self.make_op(tok, "func.call", operands or [], ftype.inputs, ftype.results,
+                            attributes)
+
+    def return_op(self, items):
+        tok, attrs, operands, types = items
+        return self.make_op(tok, "func.return", operands or [], types or [],
+                            attributes=dict(attrs.value) if attrs else {})
+
+    # -- types ---------------------------------------------------------------------------
+    def tensor_type_fast(self, items):
+        return lit.tensor_type(items[0])
+
+    def tensor_type(self, items):
+        dim_list, et, encoding = items
+        return RankedTensorType(lit.dims(dim_list) if dim_list else (), et, encoding)
+
+    def unranked_tensor_type_x(self, items):
+        tok = items[0]
+        if not tok.startswith("x"):
+            raise self.error(tok, "expected 'x' in unranked tensor type")
+        return UnrankedTensorType(lit.element_type(tok[1:]))
+
+    def vector_type(self, items):
+        return VectorType(lit.dims(items[0]), items[1])
+
+    def int_type(self, items):
+        return lit.element_type(items[0])
+
+    def float_type(self, items):
+        return FloatType(str(items[0]))
+
+    def index_type(self, items):
+        return lit.element_type("index")
+
+    def none_type(self, items):
+        return NONE
+
+    def complex_type(self, items):
+        from shardy_ref.ir.types import ComplexType
+        return ComplexType(items[0])
+
+    def tuple_type(self, items):
+        return TupleType(tuple(items[0] or ()))
+
+    def dialect_type(self, items):
+        tok, body = items
+        name = str(tok)
+        if body is None:
+            if name == "!stablehlo.token":
+                return TOKEN
+            if name in self.type_aliases:
+                return self.type_aliases[name]
+            if "." not in name:
+                raise self.error(tok, f"undefined symbol alias id '{name[1:]}'")
+        dialect, _, rest = name[1:].partition(".")
+        return OpaqueType(dialect, (("." + rest) if rest else "") + (str(body) if body else ""))
+
+    def function_type(self, items):
+        inputs, *results = items
+        if len(results) == 1 and isinstance(results[0], list):
+            results = results[0]
+        elif results == [None]:
+            results = []
+        return FunctionType(tuple(inputs or ()), tuple(results))
+
+    # -- attributes ----------------------------------------------------------------------
+    def attr_dict(self, items):
+        entries = {}
+        for item in items:
+            if item is None:
+                continue
+            name, value = item
+            if name in entries:
+                raise ParseError(None, f"duplicate key '{name}' in dictionary attribute")
+            entries[name] = value
+        return ba.DictionaryAttr(tuple(sorted(entries.items())))
+
+    def named_attr(self, items):
+        name, value = items
+        key = lit.unquote(name) if name.type == "STRING" else str(name)
+        if key == "":
+            raise self.error(name, "expected valid attribute name")
+        return (key, value if value is not None else ba.UNIT)
+
+    def int_attr(self, items):
+        tok, t = items
+        value = int(tok, 16) if tok.startswith("0x") else int(tok)
+        if t is None:
+            t = I64
+        if isinstance(t, FloatType):
+            if tok.startswith("0x"):
+                from shardy_ref.ir.floatfmt import bits_to_float
+                return ba.FloatAttr(bits_to_float(value, t.name), t)
+            raise self.error(tok, "unexpected decimal integer literal for a floating point value")
+        if getattr(t, "width", 0) == 1 and value not in (0, 1):
+            raise self.error(tok, "integer constant out of range for attribute")
+        return ba.IntegerAttr(value, t)
+
+    def float_attr(self, items):
+        from shardy_ref.ir.floatfmt import round_float
+        tok, t = items
+        if t is None:
+            t = FloatType("f64")
+        if not isinstance(t, FloatType):
+            raise self.error(tok, "floating point value not valid for specified type")
+        return ba.FloatAttr(round_float(float(tok), t.name), t)
+
+    def string_attr(self, items):
+        tok, t = items
+        return ba.StringAttr(lit.unquote(tok), t)
+
+    def true_attr(self, _):
+        return ba.TRUE
+
+    def false_attr(self, _):
+        return ba.FALSE
+
+    def unit_attr(self, _):
+        return ba.UNIT
+
+    def array_attr(self, items):
+        if items == [None]:
+            return ba.ArrayAttr(())
+        return ba.ArrayAttr(tuple(items))
+
+    def dict_attr(self, items):
+        return items[0]
+
+    def symbol_ref_attr(self, items):
+        names = [lit.symbol_name(t) for t in items]
+        return ba.SymbolRefAttr(names[0], tuple(names[1:]))
+
+    def dense_attr(self, items):
+        tok, t = items
+        try:
+            return lit.parse_dense(tok[6:-1], t)
+        except LiteralError as e:
+            raise self.error(tok, str(e)) from None
+
+    def dense_resource_attr(self, items):
+        return ba.DenseResourceElementsAttr(items[1], str(items[0]))
+
+    def dense_array_attr(self, items):
+        tok = items[0]
+        body = tok[6:-1]
+        type_text, _, elems = body.partition(":")
+        try:
+            et = lit.element_type(type_text.strip())
+        except ValueError:
+            raise self.error(tok, f"expected integer or float type, got: {type_text.strip()}") from None
+        values = []
+        for e in (x.strip() for x in elems.split(",")) if elems.strip() else ():
+            if getattr(et, "width", 0) == 1 and e in ("true", "false"):
+                values.append(e == "true")
+            elif isinstance(et, FloatType):
+                values.append(float(e))
+            else:
+                try:
+                    values.append(int(e, 0))
+                except ValueError:
+                    raise self.error(tok, f"expected integer value, got '{e}'") from None
+        return ba.DenseArrayAttr(et, tuple(values))
+
+    def type_attr(self, items):
+        return ba.TypeAttr(items[0])
+
+    def hash_attr(self, items):
+        tok, body = items
+        name = str(tok)
+        if body is None and name in self.attr_aliases:
+            return self.attr_aliases[name]
+        if body is None and "." not in name:
+            raise self.error(tok, f"undefined symbol alias id '{name[1:]}'")
+        return self.dialect_attr_from_text(tok, name, body)
+
+    def dialect_attr_from_text(self, tok, name: str, body):
+        """A dialect attribute this builder does not model: kept as text."""
+        return ba.OpaqueAttr(name + (str(body) if body else ""))
+
+    def loc_attr(self, items):
+        return ba.UNIT
+
+    def struct_attr(self, items):
+        return ("struct", [x for x in items if x is not None])
+
+    def struct_field(self, items):
+        return (str(items[0]), items[1])
+
+    def dialect_attr(self, items):
+        return items[0]
+
+    # -- SSA name resolution -------------------------------------------------------------
+    def resolve_operands(self, root: Operation) -> None:
+        """Bind every recorded operand name to its value, following MLIR's scoping.
+
+        Names are defined in text order: an op's results after its regions (so a nested
+        region may reuse a name its op defines), block arguments first. A use sees the
+        names of its region and of enclosing regions, up to an op isolated from above;
+        names defined later in those regions are forward references, also allowed.
+        """
+        uses: list[tuple[Operation, ChainMap]] = []
+        for region in root.regions:
+            self._define_region(region, ChainMap(), uses)
+        for op, scope in uses:
+            pending = self.pending[op]
+            op.set_operands(self._lookup(tok, t, scope)
+                            for tok, t in zip(pending.tokens, pending.types))
+
+    def _define_region(self, region: Region, outer: ChainMap, uses: list) -> None:
+        scope = outer.new_child()
+        for block in region.blocks:
+            for tok, arg in zip(self.arg_names.get(block, ()), block.args):
+                self._define(scope, tok, [arg])
+        for block in region.blocks:
+            for op in block:
+                if op in self.pending:
+                    uses.append((op, scope))
+                d = op_def(op.name)
+                inner = ChainMap() if d is not None and d.isolated_from_above else scope
+                for r in op.regions:
+                    self._define_region(r, inner, uses)
+                defs = self.result_defs.get(op)
+                if defs:
+                    i = 0
+                    for tok, n in defs:
+                        self._define(scope, tok, op.results[i:i + n])
+                        i += n
+
+    def _define(self, scope: ChainMap, tok, values) -> None:
+        name = str(tok)
+        if name in scope:
+            raise self.error(tok, f"redefinition of SSA value '{name}'")
+        scope[name] = values
+
+    def _lookup(self, tok, declared_type, scope):
+        name, _, index = str(tok).partition("#")
+        group = scope.get(name)
+        if group is None:
+            raise self.error(tok, "use of undeclared SSA value name")
+        i = int(index) if index else 0
+        if i >= len(group):
+            raise self.error(tok, "reference to invalid result number")
+        value = group[i]
+        if declared_type is not None and value.type != declared_type:
+            raise self.error(tok, f"use of value '{tok}' expects different type than prior uses: "
+                             f"'{declared_type}' vs '{value.type}'")
+        return value
+
+
+__all__ = ["CoreBuilder", "Token"]

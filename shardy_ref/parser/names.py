@@ -1,0 +1,161 @@
+"""SSA value and block names as MLIR's printer assigns them (``SSANameState`` in AsmPrinter).
+
+Values of a region are numbered before any nested region; each nested region starts from
+the counters its parent region reached, so sibling regions restart from the same numbers
+(every function starts at ``%0``/``%arg0``). Ops may ask for names (``%c``, ``%cst``,
+``%iterArg``); a name already used in an enclosing scope gets a ``_N`` suffix from a
+conflict counter that is saved and restored like the others. In generic form MLIR prints
+unique IDs instead: the counters run on across the whole module, in the order regions
+come off the naming stack (last pushed first), and ops name nothing.
+"""
+from __future__ import annotations
+
+from collections import ChainMap
+
+from shardy_ref.ir.opdefs import op_def
+from shardy_ref.ir.operation import Block, Operation, Region, Value
+
+
+class NameState:
+    """The printed name of every value and block under ``root``."""
+
+    def __init__(self, root: Operation, generic: bool = False):
+        self.generic = generic
+        self.value_ids: dict[Value, str] = {}  # head value of a group -> "0" / "arg0" / "c_1"
+        self.result_groups: dict[Operation, list[int]] = {}  # op -> sorted group starts
+        self.block_names: dict[Block, str] = {}
+        self.next_value = 0
+        self.next_arg = 0
+        self.next_conflict = 0
+        self._number(root)
+
+    # -- numbering -----------------------------------------------------------------------
+    def _number(self, root: Operation) -> None:
+        top_scope: ChainMap = ChainMap()
+        stack = [(r, 0, 0, 0, top_scope) for r in root.regions]
+        self.used = top_scope
+        self._number_op(root)
+        while stack:
+            region, value_id, arg_id, conflict_id, parent_scope = stack.pop()
+            if not self.generic:
+                self.next_value, self.next_arg, self.next_conflict = value_id, arg_id, conflict_id
+            self.used = parent_scope.new_child()
+            self._number_region(region)
+            for op in region.ops():
+                for r in op.regions:
+                    stack.append((r, self.next_value, self.next_arg, self.next_conflict,
+                                  self.used))
+
+    def _number_region(self, region: Region) -> None:
+        parent = region.parent
+        if not self.generic and parent is not None and region.blocks:
+            d = op_def(parent.name)
+            if d is not None and d.block_arg_names is not None:
+                index = next(i for i, r in enumerate(parent.regions) if r is region)
+                names = d.block_arg_names(parent, index)
+                if names:
+                    for arg, name in zip(region.blocks[0].args, names):
+                        self._set_name(arg, name)
+        for i, block in enumerate(region.blocks):
+            self.block_names[block] = f"bb{i}"
+            entry = i == 0
+            for arg in block.args:
+                if arg in self.value_ids:
+                    continue
+                if entry:
+                    self._set_name(arg, f"arg{self.next_arg}")
+                    self.next_arg += 1
+                else:
+                    self._set_name(arg, "")
+            for op in block:
+                self._number_op(op)
+
+    def _number_op(self, op: Operation) -> None:
+        groups = [0]
+        if not self.generic:
+            d = op_def(op.name)
+            if d is not None and d.result_names is not None:
+                names = d.result_names(op)
+                if names:
+                    for r, name in zip(op.results, names):
+                        if name:
+                            self._set_name(r, name)
+                            if r.index:
+                                groups.append(r.index)
+        if not op.results:
+            return
+        first = op.results[0]
+        if first not in self.value_ids:
+            self.value_ids[first] = str(self.next_value)
+            self.next_value += 1
+        if len(groups) != 1:
+            self.result_groups[op] = sorted(groups)
+
+    def _set_name(self, value: Value, name: str) -> None:
+        if not name:
+            self.value_ids[value] = str(self.next_value)
+            self.next_value += 1
+            return
+        name = sanitize_identifier(name)
+        if name in self.used:
+            while True:
+                probe = f"{name}_{self.next_conflict}"
+                self.next_conflict += 1
+                if probe not in self.used:
+                    name = probe
+                    break
+        self.used[name] = True
+        self.value_ids[value] = name
+
+    # -- lookups -------------------------------------------------------------------------
+    def use(self, value: Value) -> str:
+        """``%name`` or ``%name#k`` as a use of ``value``."""
+        head, number = self._head(value)
+        ident = self.value_ids.get(head)
+        if ident is None:
+            return "<<UNKNOWN SSA VALUE>>"
+        return f"%{ident}#{number}" if number is not None else f"%{ident}"
+
+    def _head(self, value: Value):
+        op = getattr(value, "op", None)
+        if op is None or len(op.results) == 1:
+            return value, None
+        n = value.index
+        groups = self.result_groups.get(op)
+        if groups is None:
+            return op.results[0], n
+        start = max(g for g in groups if g <= n)
+        later = [g for g in groups if g > n]
+        size = (later[0] if later else len(op.results)) - start
+        return op.results[start], (n - start if size != 1 else None)
+
+    def result_list(self, op: Operation) -> str:
+        """The ``%0:2`` / ``%output_state, %output`` text before `` = ``."""
+        groups = self.result_groups.get(op, [0])
+        bounds = [*groups, len(op.results)]
+        parts = []
+        for start, end in zip(bounds, bounds[1:]):
+            ident = self.value_ids.get(op.results[start], "<<UNKNOWN SSA VALUE>>")
+            parts.append(f"%{ident}" + (f":{end - start}" if end - start > 1 else ""))
+        return ", ".join(parts)
+
+    def block(self, block: Block) -> str:
+        return "^" + self.block_names.get(block, "INVALIDBLOCK")
+
+
+_PUNCT = set("$._-")
+
+
+def sanitize_identifier(name: str) -> str:
+    """MLIR ``sanitizeIdentifier``: invalid characters become hex, spaces ``_``;
+    a leading digit gets a ``_`` prefix so names never look like numbered values."""
+    out = []
+    for ch in name:
+        if ch.isascii() and (ch.isalnum() or ch in _PUNCT):
+            out.append(ch)
+        elif ch == " ":
+            out.append("_")
+        else:
+            out.append("".join(f"{b:X}" for b in ch.encode("utf-8")))
+    text = "".join(out)
+    return "_" + text if name[:1].isdigit() else text

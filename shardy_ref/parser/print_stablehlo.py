@@ -1,0 +1,327 @@
+"""Pretty forms of StableHLO ops (``StablehloOps.td`` formats, ``AssemblyFormat.cpp``).
+
+Ops of the common shape print from their :class:`Format`; the rest have printers below.
+Inside the attr-dict an inherent attribute is dropped when the syntax already printed it
+or when it equals its declared default (``/work/notes``-verified MLIR behaviour).
+"""
+from __future__ import annotations
+
+from functools import cache
+
+from shardy_ref.ir import stablehlo_attrs as sa
+from shardy_ref.ir.builtin_attrs import (
+    ArrayAttr,
+    DenseArrayAttr,
+    IntegerAttr,
+    StringAttr,
+    format_symbol_name,
+    quote_string,
+)
+from shardy_ref.ir.types import ComplexType
+from shardy_ref.parser import stablehlo_attr_parser as sap
+from shardy_ref.parser.printer import Printer, op_printer
+from shardy_ref.parser.stablehlo_formats import FORMATS, Clause, Format, Word
+
+
+@cache
+def _default(text: str):
+    return sap.parse_stablehlo_attr(*_split_attr_text(text))
+
+
+def _split_attr_text(text: str) -> tuple[str, str]:
+    i = text.index("<")
+    return text[:i], text[i:]
+
+
+def _defaults(fmt: Format) -> dict:
+    return {k: _default(v) if isinstance(v, str) else v for k, v in fmt.defaults.items()}
+
+
+@op_printer(*FORMATS)
+def print_common(p: Printer, op):
+    fmt = FORMATS[op.name]
+    parts = []
+    for element in fmt.before:
+        text = _element(op, element)
+        if text is False:
+            return False
+        if text is not None:
+            parts.append(text)
+    if fmt.operands is not None:
+        if fmt.operands != "*" and op.num_operands != fmt.operands:
+            return False
+        parts.append(p.values(op.operands))
+    for element in fmt.after:
+        text = _element(op, element)
+        if text is False:
+            return False
+        if text is not None:
+            parts.append(text)
+    if parts:
+        p.write(" " + ", ".join(parts))
+    p.write(p.op_attr_dict(op, fmt.consumed(), _defaults(fmt)))
+    sig = _signature(p, op, fmt.sig)
+    if sig is False:
+        return False
+    p.write(sig)
+    return None
+
+
+def _element(op, element):
+    """The text of one word or clause, None when an optional one is absent, False if the
+    op's attributes cannot be written in this syntax."""
+    if isinstance(element, Word):
+        value = op.attributes.get(element.attr)
+        if value is None:
+            return None if element.optional else False
+        return value.value if isinstance(value, sa.StablehloEnum) else False
+    return _clause(op, element)
+
+
+def _clause(op, clause: Clause):
+    kind = clause.kind
+    if kind == "fp_format":
+        e, m = op.attributes.get("exponent_bits"), op.attributes.get("mantissa_bits")
+        if not (isinstance(e, IntegerAttr) and isinstance(m, IntegerAttr)):
+            return False
+        return f"{clause.key} = e{e.value}m{m.value}"
+    value = op.attributes.get(clause.attr)
+    if value is None:
+        return None if clause.optional else False
+    if kind == "bool":
+        if clause.default is not None and value == IntegerAttr(int(clause.default), value.type):
+            return None
+        text = str(value)
+    elif kind == "i64_array":
+        if not isinstance(value, DenseArrayAttr):
+            return False
+        text = "[" + ", ".join(map(str, value.value)) + "]"
+    elif kind == "i64":
+        if not isinstance(value, IntegerAttr):
+            return False
+        text = str(value.value)
+    elif kind == "string":
+        if not isinstance(value, StringAttr):
+            return False
+        text = quote_string(value.value)
+    elif kind.startswith("enum:"):
+        if not isinstance(value, sa.StablehloEnum):
+            return False
+        text = value.value
+    elif kind == "precision":
+        if not isinstance(value, ArrayAttr):
+            return False
+        text = sap.format_precision_list(value)
+    elif kind == "algorithm":
+        full = str(value)
+        text = full[full.index("<"):]
+    elif kind == "dot_batching":
+        if not isinstance(value, sa.DotDimensionNumbers):
+            return False
+        if not (value.lhs_batching_dimensions or value.rhs_batching_dimensions):
+            return None
+        text = f"{_list(value.lhs_batching_dimensions)} x {_list(value.rhs_batching_dimensions)}"
+    elif kind == "dot_contracting":
+        if not isinstance(value, sa.DotDimensionNumbers):
+            return False
+        text = (f"{_list(value.lhs_contracting_dimensions)} x "
+                f"{_list(value.rhs_contracting_dimensions)}")
+    else:  # pragma: no cover
+        raise AssertionError(kind)
+    return f"{clause.key} = {text}"
+
+
+def _list(values) -> str:
+    return "[" + ", ".join(map(str, values)) + "]"
+
+
+def _signature(p: Printer, op, sig: str):
+    operand_types = op.operand_types
+    result_types = op.result_types
+    if sig == "return":
+        return f" : {p.types(operand_types)}" if operand_types else ""
+    if sig in ("same", "result"):
+        if len(result_types) != 1:
+            return " : " + p.functional_type(op)
+        result = result_types[0]
+        if all(t == result for t in operand_types):
+            return f" : {result}"
+        return " : " + p.functional_type(op)
+    if sig == "select":
+        if len(operand_types) == 3 and operand_types[1] == operand_types[2] == result_types[0]:
+            return f" : {operand_types[0]}, {result_types[0]}"
+        return " : " + p.functional_type(op)
+    if sig == "complex":
+        result = result_types[0]
+        et = getattr(result, "element_type", None)
+        if isinstance(et, ComplexType) and all(
+                t == result.replace(element_type=et.element_type) for t in operand_types):
+            return f" : {result}"
+        return " : " + p.functional_type(op)
+    if sig == "tuple":
+        return f" : {result_types[0]}"
+    return " : " + p.functional_type(op)
+
+
+# -- ops with their own syntax -----------------------------------------------------------
+
+@op_printer("stablehlo.slice")
+def print_slice(p: Printer, op):
+    a = op.attributes
+    start, limit, strides = a.get("start_indices"), a.get("limit_indices"), a.get("strides")
+    if not all(isinstance(x, DenseArrayAttr) for x in (start, limit, strides)):
+        return False
+    ranges = [f"{s}:{lim}" + (f":{st}" if st != 1 else "")
+              for s, lim, st in zip(start.value, limit.value, strides.value)]
+    p.write(f" {p.value(op.operand(0))} [{', '.join(ranges)}]")
+    p.write(p.attr_dict(a, ("start_indices", "limit_indices", "strides")))
+    p.write(" : " + p.functional_type(op))
+    return None
+
+
+@op_printer("stablehlo.get_tuple_element")
+def print_get_tuple_element(p: Printer, op):
+    index = op.attributes.get("index")
+    if not isinstance(index, IntegerAttr):
+        return False
+    p.write(f" {p.value(op.operand(0))}[{index.value}]{p.attr_dict(op.attributes, ('index',))}")
+    p.write(" : " + p.functional_type(op))
+    return None
+
+
+@op_printer("stablehlo.custom_call")
+def print_custom_call(p: Printer, op):
+    target = op.attributes.get("call_target_name")
+    if not isinstance(target, StringAttr):
+        return False
+    from shardy_ref.ir.builtin_attrs import FALSE
+    from shardy_ref.ir.types import I32
+    defaults = {"has_side_effect": FALSE, "api_version": IntegerAttr(1, I32),
+                "called_computations": ArrayAttr(()), "output_operand_aliases": ArrayAttr(())}
+    p.write(f" {format_symbol_name(target.value)}({p.values(op.operands)})")
+    p.write(p.op_attr_dict(op, ("call_target_name",), defaults))
+    p.write(" : " + p.functional_type(op))
+    return None
+
+
+@op_printer("stablehlo.optimization_barrier")
+def print_optimization_barrier(p: Printer, op):
+    p.write(p.attr_dict(op.attributes))
+    if op.num_operands:
+        p.write(f" {p.values(op.operands)} : {p.types(op.operand_types)}")
+    else:
+        p.write("()")
+    return None
+
+
+@op_printer("stablehlo.composite")
+def print_composite(p: Printer, op):
+    from shardy_ref.ir.builtin_attrs import DictionaryAttr
+    from shardy_ref.ir.types import I32
+    name = op.attributes.get("name")
+    if not isinstance(name, StringAttr):
+        return False
+    p.write(f" {quote_string(name.value)} {p.values(op.operands)}")
+    if op.regions:
+        p.write(" (")
+        for i, region in enumerate(op.regions):
+            if i:
+                p.write(", ")
+            p.print_region(region, print_entry_args=True, print_empty_block=True)
+        p.write(")")
+    defaults = {"version": IntegerAttr(0, I32), "composite_attributes": DictionaryAttr(())}
+    p.write(p.op_attr_dict(op, ("name",), defaults))
+    p.write(" : " + p.functional_type(op))
+    return None
+
+
+_WINDOW_ATTRS = ("window_strides", "padding", "lhs_dilation", "rhs_dilation", "window_reversal")
+
+
+@op_printer("stablehlo.convolution")
+def print_convolution(p: Printer, op):
+    dims = op.attributes.get("dimension_numbers")
+    if not isinstance(dims, sa.ConvDimensionNumbers) or op.num_operands != 2:
+        return False
+    window = {k: op.attributes[k] for k in _WINDOW_ATTRS if k in op.attributes}
+    p.write(f"({p.values(op.operands)}) dim_numbers = {dims.pretty()}, "
+            f"window = {sap.format_conv_window(window)}")
+    p.write(p.attr_dict(op.attributes, ("dimension_numbers", *_WINDOW_ATTRS)))
+    p.write(" : " + p.functional_type(op))
+    return None
+
+
+@op_printer("stablehlo.while")
+def print_while(p: Printer, op):
+    if len(op.regions) != 2 or any(not r.blocks for r in op.regions):
+        return False
+    cond, body = op.regions
+    args = cond.blocks[0].args
+    if len(args) != op.num_operands:
+        return False
+    pairs = ", ".join(f"{p.value(a)} = {p.value(v)}" for a, v in zip(args, op.operands))
+    p.write(f"({pairs})")
+    if op.num_operands:
+        p.write(f" : {p.types(op.operand_types)}")
+    rest = p.attr_dict(op.attributes)
+    if rest:
+        p.write(" attributes" + rest)
+    p.write("\n" + " " * p.indent + "cond ")
+    p.print_region(cond)
+    p.write(" do ")
+    p.print_region(body)
+    return None
+
+
+_COMMUTATIVE = {"stablehlo.add", "stablehlo.multiply", "stablehlo.maximum",
+                "stablehlo.minimum", "stablehlo.and", "stablehlo.or", "stablehlo.xor"}
+
+
+@op_printer("stablehlo.reduce")
+def print_reduce(p: Printer, op):
+    dims = op.attributes.get("dimensions")
+    if not isinstance(dims, DenseArrayAttr) or len(op.regions) != 1 or not op.regions[0].blocks:
+        return False
+    n = op.num_operands // 2
+    inputs, inits = op.operands[:n], op.operands[n:]
+    p.write("(" + "), (".join(f"{p.value(a)} init: {p.value(b)}" for a, b in zip(inputs, inits))
+            + ")")
+    inner = _compact_reduce_op(op, n)
+    if inner is not None:
+        p.write(f" applies {inner}")
+    p.write(f" across dimensions = {_list(dims.value)}")
+    p.write(p.attr_dict(op.attributes, ("dimensions",)))
+    p.write(" : " + p.functional_type(op))
+    if inner is None:
+        block = op.regions[0].blocks[0]
+        args = block.args
+        pairs = "".join(f"({p.value(args[i])}: {args[i].type}, {p.value(args[i + n])}: "
+                        f"{args[i + n].type}) " for i in range(n))
+        p.write("\n" + " " * p.indent + " reducer" + pairs + " ")
+        p.print_region(op.regions[0])
+    return None
+
+
+def _compact_reduce_op(op, n: int) -> str | None:
+    """The inner op's name when the body is one commutative op (``applies stablehlo.add``)."""
+    block = op.regions[0].blocks[0]
+    ops = block.ops
+    if n < 1 or len(ops) != 2 or len(block.args) != 2:
+        return None
+    inner, ret = ops
+    if inner.name not in _COMMUTATIVE or inner.regions or inner.num_operands != 2 or \
+            inner.num_results != 1:
+        return None
+    types = {*inner.operand_types, *inner.result_types}
+    input_type = op.operand(0).type
+    if len(types) != 1 or getattr(input_type, "element_type", None) is None:
+        return None
+    scalar = input_type.replace(shape=(), encoding=None)
+    if inner.operand_types[0] != scalar:
+        return None
+    if list(inner.operands) != list(block.args):
+        return None
+    if ret.name.partition(".")[2] != "return" or list(ret.operands) != inner.results:
+        return None
+    return inner.name
+

@@ -1,0 +1,206 @@
+"""``print_module(op)``: IR back to text, character for character as MLIR prints it.
+
+The :class:`Printer` walks ops the way MLIR's ``OperationPrinter`` does: results, then the
+op's pretty form (a printer registered by op name, see ``print_*.py``) or the generic
+form ``"d.op"(%a) <{props}> ({regions}) {attrs} : (types) -> types``. Regions are printed
+with two spaces of indentation per level. The dialect prefix of an op is dropped inside
+an op that declares a default dialect (``return`` inside ``func.func``).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from shardy_ref.ir.builtin_attrs import (
+    Attribute,
+    DictionaryAttr,
+    UnitAttr,
+    format_named_attr,
+)
+from shardy_ref.ir.opdefs import op_def
+from shardy_ref.ir.operation import Block, Operation, Region, Value
+from shardy_ref.ir.types import format_result_types
+from shardy_ref.parser.names import NameState
+
+# op name -> function(printer, op) printing everything after the op name; it returns
+# False when the op cannot be printed in its pretty form (the generic form is used).
+PRINTERS: dict[str, Callable] = {}
+# op name -> the dialect prefix its regions may omit (MLIR's getDefaultDialect)
+DEFAULT_DIALECT = {"func.func": "func"}
+
+
+def op_printer(*names: str):
+    """Register a pretty printer for the given op names."""
+    def register(fn):
+        for name in names:
+            PRINTERS[name] = fn
+        return fn
+    return register
+
+
+def _load_printers() -> None:
+    from shardy_ref.parser import print_builtin, print_sdy, print_stablehlo  # noqa: F401
+
+
+class Printer:
+    """Accumulates output text; the per-op printers call its helpers."""
+
+    def __init__(self, root: Operation, generic: bool = False):
+        if not PRINTERS:
+            _load_printers()
+        self.generic = generic
+        self.names = NameState(root, generic)
+        self.parts: list[str] = []
+        self.indent = 0
+        self.default_dialect = [""]
+
+    # -- output --------------------------------------------------------------------------
+    def write(self, text: str) -> None:
+        self.parts.append(text)
+
+    def text(self) -> str:
+        return "".join(self.parts)
+
+    # -- values, types, attributes -------------------------------------------------------
+    def value(self, v: Value) -> str:
+        return self.names.use(v)
+
+    def values(self, vs) -> str:
+        return ", ".join(self.names.use(v) for v in vs)
+
+    @staticmethod
+    def types(ts) -> str:
+        return ", ".join(map(str, ts))
+
+    @staticmethod
+    def functional_type(op: Operation) -> str:
+        ins = ", ".join(str(o.value.type) for o in op.op_operands)
+        return f"({ins}) -> {format_result_types([r.type for r in op.results])}"
+
+    @staticmethod
+    def attr_dict(attrs: dict[str, Attribute], elided=()) -> str:
+        """`` {a = 1, b}`` for the attributes not elided (sorted by name), or ``""``."""
+        items = sorted((k, v) for k, v in attrs.items() if k not in elided)
+        if not items:
+            return ""
+        return " {" + ", ".join(format_named_attr(k, v) for k, v in items) + "}"
+
+    def op_attr_dict(self, op: Operation, elided=(), defaults: dict | None = None) -> str:
+        """The pretty form's attr-dict: attributes the syntax did not print, minus any
+        attribute equal to its declared default value (MLIR elides those)."""
+        attrs = op.attributes
+        if defaults:
+            attrs = {k: v for k, v in attrs.items() if defaults.get(k, _NO_DEFAULT) != v}
+        return self.attr_dict(attrs, elided)
+
+    # -- ops -----------------------------------------------------------------------------
+    def print_op(self, op: Operation) -> None:
+        if op.results:
+            self.write(self.names.result_list(op) + " = ")
+        if not self.generic:
+            fn = PRINTERS.get(op.name)
+            if fn is not None:
+                mark = len(self.parts)
+                self.write(self._display_name(op.name))
+                if fn(self, op) is not False:
+                    return
+                del self.parts[mark:]
+        self.print_generic(op)
+
+    def _display_name(self, name: str) -> str:
+        if name.startswith("builtin."):  # builtin ops always print without their prefix
+            return name[8:]
+        prefix = self.default_dialect[-1]
+        if prefix and name.count(".") == 1 and name.startswith(prefix + "."):
+            return name[len(prefix) + 1:]
+        return name
+
+    def print_generic(self, op: Operation) -> None:
+        from shardy_ref.ir.builtin_attrs import quote_string
+
+        self.write(f"{quote_string(op.name)}({self.values(op.operands)})")
+        if op.successors:
+            self.write("[" + ", ".join(self.names.block(b) for b in op.successors) + "]")
+        d = op_def(op.name)
+        if d is not None:
+            props = {k: v for k, v in op.attributes.items() if k in d.inherent}
+            discardable = {k: v for k, v in op.attributes.items() if k not in d.inherent}
+            if props:  # MLIR prints no properties when none is set
+                self.write(f" <{DictionaryAttr.of(props)}>")
+        else:
+            discardable = op.attributes
+            if op.properties is not None:
+                self.write(f" <{op.properties}>")
+        if op.regions:
+            self.write(" (")
+            for i, region in enumerate(op.regions):
+                if i:
+                    self.write(", ")
+                self.print_region(region, print_entry_args=True, print_empty_block=True)
+            self.write(")")
+        self.write(self.attr_dict(discardable))
+        self.write(" : " + self.functional_type(op))
+
+    # -- regions -------------------------------------------------------------------------
+    def print_region(self, region: Region, print_entry_args: bool = False,
+                     print_terminators: bool = True, print_empty_block: bool = False) -> None:
+        """``{``, the blocks, then ``}`` at the current indentation (MLIR ``printRegion``)."""
+        self.write("{\n")
+        if region.blocks:
+            parent = region.parent
+            self.default_dialect.append(DEFAULT_DIALECT.get(parent.name, "") if parent else "")
+            entry = region.blocks[0]
+            header = (print_empty_block and len(entry) == 0) or \
+                (print_entry_args and bool(entry.args))
+            self._print_block(entry, header, print_terminators)
+            for block in region.blocks[1:]:
+                self._print_block(block, True, True)
+            self.default_dialect.pop()
+        self.write(" " * self.indent + "}")
+
+    def _print_block(self, block: Block, header: bool, print_terminator: bool) -> None:
+        if header:
+            self.write(" " * self.indent + self.names.block(block))
+            if block.args:
+                self.write("(" + ", ".join(f"{self.value(a)}: {a.type}" for a in block.args) + ")")
+            self.write(":")
+            if not block.is_entry_block and not _has_predecessors(block):
+                self.write("  // no predecessors")
+            self.write("\n")
+        self.indent += 2
+        ops = block.ops
+        if not print_terminator and ops and _is_terminator(ops[-1]):
+            ops = ops[:-1]
+        for op in ops:
+            self.write(" " * self.indent)
+            self.print_op(op)
+            self.write("\n")
+        self.indent -= 2
+
+    def region_arguments(self, region: Region) -> str:
+        """``(%arg1: T, %arg2: T)`` for ops that print their entry block arguments inline."""
+        args = region.blocks[0].args if region.blocks else []
+        return "(" + ", ".join(f"{self.value(a)}: {a.type}" for a in args) + ")"
+
+
+_NO_DEFAULT = object()
+
+
+def _is_terminator(op: Operation) -> bool:
+    d = op_def(op.name)
+    return d is not None and d.terminator
+
+
+def _has_predecessors(block: Block) -> bool:
+    region = block.parent
+    return region is not None and any(block in op.successors for op in region.ops())
+
+
+def print_module(module: Operation, generic: bool = False) -> str:
+    """The text MLIR prints for a top-level op (normally ``builtin.module``), with newline."""
+    p = Printer(module, generic)
+    p.print_op(module)
+    return p.text() + "\n"
+
+
+def print_attr_value(attr: Attribute) -> str:
+    return "unit" if isinstance(attr, UnitAttr) else str(attr)

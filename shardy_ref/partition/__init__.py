@@ -1,0 +1,1 @@
+"""partition: see the project issues for what lands here."""

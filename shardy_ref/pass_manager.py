@@ -1,0 +1,208 @@
+"""The pass registry, pipeline strings, and the pass manager.
+
+Passes are frozen dataclasses whose fields are upstream's options
+(``conservative_propagation: bool`` <-> ``conservative-propagation=true``), registered under
+upstream's pass name with :func:`register_pass`. :data:`PASS_MODULES` says which module
+defines each pass, so a pipeline imports only the passes it runs (start-up stays small).
+Pipelines are written as mlir-opt writes them: ``-sdy-foo="a=1 b=true"`` on the command
+line or ``builtin.module(sdy-foo{a=1},func.func(sdy-bar))`` with ``--pass-pipeline``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import re
+import typing
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from shardy_ref.ir.diagnostics import Diagnostic, PassError
+from shardy_ref.ir.location import UNKNOWN_LOC
+from shardy_ref.ir.operation import Operation
+
+# upstream pass name -> module defining it (filled in as passes are implemented)
+PASS_MODULES: dict[str, str] = {
+    "symbol-dce": "shardy_ref.transforms.symbol_dce",
+}
+
+PASSES: dict[str, type[Pass]] = {}
+
+
+class Pass:
+    """Base of all passes. ``NAME`` is the upstream name; ``ANCHOR`` the op it runs on."""
+
+    NAME: ClassVar[str] = ""
+    ANCHOR: ClassVar[str] = "builtin.module"
+
+    def run(self, op: Operation, ctx: PassContext) -> None:
+        raise NotImplementedError
+
+
+def register_pass(cls: type[Pass]) -> type[Pass]:
+    """Class decorator: make a pass available under its upstream name."""
+    if not cls.NAME:
+        raise ValueError(f"{cls.__name__} has no NAME")
+    PASSES[cls.NAME] = cls
+    return cls
+
+
+def pass_class(name: str) -> type[Pass]:
+    if name not in PASSES:
+        module = PASS_MODULES.get(name)
+        if module is None:
+            raise PassError(None, f"'{name}' does not refer to a registered pass or pass pipeline")
+        importlib.import_module(module)
+    return PASSES[name]
+
+
+@dataclass(slots=True)
+class PassContext:
+    """What a running pass may use besides the IR: where to report diagnostics."""
+
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    def warn(self, location, message: str) -> None:
+        self.diagnostics.append(Diagnostic("warning", location or UNKNOWN_LOC, message))
+
+    def remark(self, location, message: str) -> None:
+        self.diagnostics.append(Diagnostic("remark", location or UNKNOWN_LOC, message))
+
+
+# -- options ----------------------------------------------------------------------------
+
+def _split_options(text: str) -> list[tuple[str, str | None]]:
+    """``a=1 b="x y" c`` -> ``[("a", "1"), ("b", "x y"), ("c", None)]`` (mlir-opt's syntax)."""
+    out = []
+    for m in re.finditer(r"""\s*([^\s=]+)(?:=("[^"]*"|'[^']*'|\{[^}]*\}|[^\s]*))?""", text):
+        key, value = m.group(1), m.group(2)
+        if value is not None and len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+            value = value[1:-1]
+        out.append((key, value))
+    return out
+
+
+def _convert(name: str, key: str, value: str | None, annotation) -> object:
+    origin = typing.get_origin(annotation)
+    if annotation is bool or annotation == "bool":
+        if value is None or value.lower() in ("true", "1"):
+            return True
+        if value.lower() in ("false", "0"):
+            return False
+    elif value is None:
+        pass
+    elif annotation is int or annotation == "int":
+        try:
+            return int(value)
+        except ValueError:
+            pass
+    elif annotation is str or annotation == "str":
+        return value
+    elif origin is tuple or (isinstance(annotation, str) and annotation.startswith("tuple")):
+        return tuple(v for v in value.split(",") if v)
+    else:
+        return value
+    raise PassError(None, f"{name}: invalid value '{value}' for option '{key}'")
+
+
+def make_pass(name: str, options: str = "") -> Pass:
+    """Instantiate pass ``name`` with mlir-opt style options (``"a=1 b=true"``)."""
+    cls = pass_class(name)
+    fields = {f.name.replace("_", "-"): f for f in dataclasses.fields(cls)} \
+        if dataclasses.is_dataclass(cls) else {}
+    kwargs = {}
+    for key, value in _split_options(options):
+        f = fields.get(key)
+        if f is None:
+            raise PassError(None, f"{name}: no such option {key}")
+        kwargs[f.name] = _convert(name, key, value, f.type)
+    return cls(**kwargs)
+
+
+# -- pipelines ---------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class PipelineElement:
+    """A pass, or a nested pipeline anchored on ``op_name`` (``func.func(...)``)."""
+
+    pass_: Pass | None = None
+    op_name: str | None = None
+    nested: tuple[PipelineElement, ...] = ()
+
+
+def parse_pipeline(text: str) -> list[PipelineElement]:
+    """Parse ``builtin.module(a{x=1},func.func(b))`` (the anchor may be omitted)."""
+    elements, pos = _parse_elements(text.strip(), 0)
+    if pos != len(text.strip()):
+        raise PassError(None, f"unexpected '{text.strip()[pos:]}' in pass pipeline")
+    if len(elements) == 1 and elements[0].op_name == "builtin.module":
+        return list(elements[0].nested)
+    return elements
+
+
+def _parse_elements(text: str, pos: int) -> tuple[list[PipelineElement], int]:
+    elements = []
+    while pos < len(text):
+        m = re.compile(r"\s*([A-Za-z0-9_.\-]+)\s*").match(text, pos)
+        if not m:
+            raise PassError(None, f"expected a pass name at '{text[pos:]}'")
+        name, pos = m.group(1), m.end()
+        if pos < len(text) and text[pos] == "(":
+            nested, pos = _parse_elements(text, pos + 1)
+            if pos >= len(text) or text[pos] != ")":
+                raise PassError(None, f"expected ')' after the pipeline nested in '{name}'")
+            elements.append(PipelineElement(op_name=name, nested=tuple(nested)))
+            pos += 1
+        else:
+            options = ""
+            if pos < len(text) and text[pos] == "{":
+                depth, end = 0, pos
+                for end in range(pos, len(text)):
+                    depth += {"{": 1, "}": -1}.get(text[end], 0)
+                    if depth == 0:
+                        break
+                options, pos = text[pos + 1:end], end + 1
+            elements.append(PipelineElement(pass_=make_pass(name, options)))
+        while pos < len(text) and text[pos] in " \t\n":
+            pos += 1
+        if pos < len(text) and text[pos] == ",":
+            pos += 1
+            continue
+        break
+    return elements, pos
+
+
+# -- running -----------------------------------------------------------------------------
+
+class PassManager:
+    """Runs a pipeline on a module, verifying the IR after each pass (as mlir-opt does)."""
+
+    def __init__(self, pipeline: list[PipelineElement], verify=None):
+        self.pipeline = pipeline
+        self.verify = verify
+
+    def run(self, module: Operation, ctx: PassContext) -> None:
+        self._run_elements(self.pipeline, module, ctx)
+
+    def _run_elements(self, elements, op: Operation, ctx: PassContext) -> None:
+        for element in elements:
+            if element.pass_ is not None:
+                self._run_pass(element.pass_, op, ctx)
+            else:
+                for target in _ops_named(op, element.op_name):
+                    self._run_elements(element.nested, target, ctx)
+
+    def _run_pass(self, p: Pass, op: Operation, ctx: PassContext) -> None:
+        targets = [op] if p.ANCHOR in (op.name, "any") else list(_ops_named(op, p.ANCHOR))
+        for target in targets:
+            p.run(target, ctx)
+        if self.verify is not None:
+            self.verify(op)
+
+
+def _ops_named(op: Operation, name: str):
+    """Ops named ``name`` directly nested in ``op``'s regions (a pass-manager nesting level)."""
+    for region in op.regions:
+        for block in region.blocks:
+            for child in block:
+                if child.name == name:
+                    yield child

@@ -1,0 +1,1 @@
+"""propagate: see the project issues for what lands here."""

@@ -1,0 +1,1 @@
+"""Command-line tools: ``shardy-ref-opt`` (the sdy_opt drop-in) and ``shardy-ref``."""

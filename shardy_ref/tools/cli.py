@@ -1,0 +1,24 @@
+"""``shardy-ref``: the human-facing command line (subcommands arrive with later issues).
+
+    shardy-ref print FILE     parse FILE and print it back as upstream's printer would
+"""
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] in ("-h", "--help"):
+        print(__doc__.strip())
+        return 0
+    command, *rest = argv
+    if command == "print" and len(rest) == 1:
+        from shardy_ref.tools.opt import Options, run
+        return run(Options(input=rest[0]))
+    sys.stderr.write(f"shardy-ref: unknown command {' '.join(argv)!r}; see shardy-ref --help\n")
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

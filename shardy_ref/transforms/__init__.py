@@ -1,0 +1,1 @@
+"""Generic MLIR passes upstream tests use alongside sdy passes (``symbol-dce``, ...)."""

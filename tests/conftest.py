@@ -1,0 +1,23 @@
+"""Shared test fixtures: where ../shared is, and whether the oracle is installed."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = Path(os.environ.get("SHARDY_REF_SHARED", ROOT.parent / "shared"))
+CORPUS = SHARED / "conformance" / "corpus"
+sys.path.insert(0, str(ROOT / "tools"))
+
+
+def pytest_collection_modifyitems(config, items):
+    import corpus as corpus_tools
+
+    for item in items:
+        if "conformance" in item.keywords and not CORPUS.exists():
+            item.add_marker(pytest.mark.skip(reason="../shared/conformance is absent"))
+        if "oracle" in item.keywords and not corpus_tools.oracle_available():
+            item.add_marker(pytest.mark.skip(reason="oracle venv absent (../shared/oracle/setup)"))
