@@ -19,7 +19,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("SHARDY_REF_SHARED", ROOT.parent / "shared"))
 CONFORMANCE = SHARED / "conformance"
 CORPUS = CONFORMANCE / "corpus"
-ORACLE_VENV = Path(os.environ.get("SHARDY_ORACLE_VENV", Path.home() / ".cache" / "shardy-ref-oracle"))
+ORACLE_VENV = Path(os.environ.get("SHARDY_ORACLE_VENV",
+                                  Path.home() / ".cache" / "shardy-ref-oracle"))
 ORACLE_PY = ORACLE_VENV / "bin" / "python"
 CACHE = ROOT / ".cache" / "oracle"
 
@@ -67,10 +68,11 @@ def _split_file_parts(abspath: str, rel: str, unregistered: bool) -> list[Corpus
     lines = Path(abspath).read_text(encoding="utf-8").split("\n")
     parts: list[CorpusChunk] = []
     start, body = None, []
-    for i, line in enumerate(lines + ["//--- <end>"]):
+    for i, line in enumerate([*lines, "//--- <end>"]):
         if line.startswith("//--- "):
             if start is not None:
-                parts.append(CorpusChunk(rel, len(parts), start, "\n".join(body) + "\n", unregistered))
+                text = "\n".join(body) + "\n"
+                parts.append(CorpusChunk(rel, len(parts), start, text, unregistered))
             start, body = i + 2, []
         elif start is not None:
             body.append(line)

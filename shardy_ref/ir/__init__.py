@@ -14,6 +14,7 @@ from shardy_ref.ir.builtin_attrs import (
 )
 from shardy_ref.ir.diagnostics import Diagnostic, ParseError, PassError, ShardyRefError, VerifyError
 from shardy_ref.ir.location import Location
+from shardy_ref.ir.module import Module
 from shardy_ref.ir.operation import (
     Block,
     BlockArgument,
@@ -57,7 +58,7 @@ __all__ = [
     "Block", "BlockArgument", "ComplexType", "DenseArrayAttr", "DenseElementsAttr", "Diagnostic",
     "DictionaryAttr", "DimMapping", "DimensionSharding", "FloatAttr", "FloatType", "FunctionType",
     "IndexType", "IntegerAttr", "IntegerType", "ListOfAxisRefLists", "Location", "ManualAxes",
-    "Mesh", "MeshAxis", "OpOperand", "OpResult", "OpShardingRule", "Operation", "ParseError",
+    "Mesh", "MeshAxis", "Module", "OpOperand", "OpResult", "OpShardingRule", "Operation", "ParseError",
     "PassError", "RankedTensorType", "Region", "ShardyRefError", "StringAttr", "SubAxisInfo",
     "SymbolRefAttr", "TensorMapping", "TensorSharding", "TensorShardingPerValue", "TokenType",
     "TupleType", "Type", "TypeAttr", "UnitAttr", "Value", "VerifyError",

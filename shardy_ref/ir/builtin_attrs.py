@@ -138,7 +138,8 @@ class DenseArrayAttr(Attribute):
     def __str__(self) -> str:
         if not self.value:
             return f"array<{self.element_type}>"
-        return f"array<{self.element_type}: {', '.join(format_scalar(v, self.element_type) for v in self.value)}>"
+        items = ", ".join(format_scalar(v, self.element_type) for v in self.value)
+        return f"array<{self.element_type}: {items}>"
 
     def __len__(self) -> int:
         return len(self.value)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import struct
-from fractions import Fraction
 from functools import lru_cache
 
 # name -> (precision in bits incl. the implicit bit, minimum normal exponent)
@@ -36,6 +35,8 @@ def format_float(value: float, type_) -> str:
 def _format(value: float, name: str) -> str:
     if math.isnan(value) or math.isinf(value):
         return hex_bits(value, name)
+    from fractions import Fraction
+
     precision, emin = _SEMANTICS[name]
     text = to_string(value, precision, 6, 0, False)
     if round_to_semantics(Fraction(text), precision, emin) == Fraction(value) and \
@@ -143,8 +144,10 @@ def _layout(buffer: str, exp: int, format_precision: int, max_padding: int,
     return "0." + "0" * (-whole) + digits
 
 
-def round_to_semantics(q: Fraction, precision: int, emin: int) -> Fraction:
-    """``q`` rounded to nearest-even in a binary format (no overflow handling needed here)."""
+def round_to_semantics(q, precision: int, emin: int):
+    """A Fraction ``q`` rounded to nearest-even in a binary format of ``precision`` bits."""
+    from fractions import Fraction
+
     if q == 0:
         return q
     neg = q < 0
@@ -214,5 +217,7 @@ def round_float(value: float, name: str) -> float:
             return struct.unpack("<f", struct.pack("<f", value))[0]
         except OverflowError:
             return math.copysign(math.inf, value)
+    from fractions import Fraction
+
     precision, emin = _SEMANTICS[name]
     return float(round_to_semantics(Fraction(value), precision, emin))

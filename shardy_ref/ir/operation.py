@@ -327,7 +327,7 @@ class Block:
     __slots__ = ("__weakref__", "_first", "_last", "_len", "args", "parent")
 
     def __init__(self, arg_types: Iterable[Type] = ()):
-        self.args: list[BlockArgument] = [BlockArgument(t, self, i) for i, t in enumerate(arg_types)]
+        self.args = [BlockArgument(t, self, i) for i, t in enumerate(arg_types)]
         self.parent: Region | None = None
         self._first: Operation | None = None
         self._last: Operation | None = None

@@ -288,7 +288,8 @@ def _sub_axes_can_coexist(min_pre: int, max_pre: int, min_next: int, max_next: i
 
 
 def mesh_axis_key(mesh: Mesh):
-    """Sort key ordering axis refs by mesh axis order, then within an axis (``getMeshComparator``)."""
+    """Sort key: axis refs in mesh axis order, then by position within an axis
+    (upstream ``getMeshComparator``)."""
     order = {a.name: i for i, a in enumerate(mesh.axes)}
 
     def cmp(a: AxisRef, b: AxisRef) -> int:

@@ -1,19 +1,28 @@
 """The verifier hook run after parsing and after every pass (mlir-opt's ``verify``).
 
-This holds MLIR's core structural rules; the sdy dialect's own rules (spec 003) plug in
-here as they are implemented. Each failed rule raises a VerifyError at the op's location
-with upstream's message.
+This holds MLIR's core structural rules (unique symbols, SSA dominance, isolation from
+above, ``func.return`` against its function); the sdy dialect's own rules (spec 003)
+plug in here as they are implemented. Each failed rule raises a VerifyError at the op's
+location with upstream's message.
 """
 from __future__ import annotations
 
 from shardy_ref.ir.diagnostics import Diagnostic, VerifyError
-from shardy_ref.ir.operation import Operation
+from shardy_ref.ir.opdefs import op_def
+from shardy_ref.ir.operation import BlockArgument, Operation, OpResult
 from shardy_ref.ir.types import FunctionType
+
+# Regions whose values need not dominate their uses (MLIR graph regions).
+_GRAPH_REGION_OPS = {"builtin.module"}
 
 
 def verify_module(module: Operation) -> None:
     _verify_unique_symbols(module)
     for op in module.walk():
+        _verify_operands(op)
+        d = op_def(op.name)
+        if d is not None and d.isolated_from_above:
+            _verify_isolated(op)
         check = _OP_CHECKS.get(op.name)
         if check is not None:
             check(op)
@@ -36,6 +45,73 @@ def _verify_unique_symbols(op: Operation) -> None:
                 seen[name] = child
                 if child.name == "builtin.module":
                     _verify_unique_symbols(child)
+
+
+def _verify_operands(op: Operation) -> None:
+    """Every operand must dominate its use (single-block regions: defined before it)."""
+    for i, value in enumerate(op.operands):
+        if isinstance(value, OpResult):
+            if not _result_dominates(value.op, op):
+                raise VerifyError(op.location, f"operand #{i} does not dominate this use",
+                                  [Diagnostic("note", value.op.location,
+                                              f"operand defined here ({_where(value.op, op)})")])
+        elif isinstance(value, BlockArgument) and not _block_contains(value.block, op):
+            raise VerifyError(op.location, f"operand #{i} does not dominate this use")
+
+
+def _result_dominates(definer: Operation, user: Operation) -> bool:
+    block = definer.parent
+    ancestor = user
+    while ancestor is not None and ancestor.parent is not block:
+        ancestor = ancestor.parent_op
+    if ancestor is None:
+        return False
+    if ancestor is definer:
+        return False  # used inside the defining op's own regions
+    region = block.parent if block is not None else None
+    if region is not None and region.parent is not None and \
+            region.parent.name in _GRAPH_REGION_OPS:
+        return True
+    return definer.is_before_in_block(ancestor)
+
+
+def _where(definer: Operation, user: Operation) -> str:
+    """How MLIR describes the definer's position relative to the user."""
+    if definer.parent is user.parent:
+        return "op in the same block"
+    if _block_contains(definer.parent, user):
+        return "op in a parent region"
+    if user.is_ancestor_of(definer):
+        return "op in a child region"
+    return "op is neither in a parent nor in a child region"
+
+
+def _block_contains(block, op: Operation) -> bool:
+    while op is not None:
+        if op.parent is block:
+            return True
+        op = op.parent_op
+    return False
+
+
+def _verify_isolated(isolated: Operation) -> None:
+    """Ops nested in an op isolated from above may only use values defined inside it."""
+    for region in isolated.regions:
+        for block in region.blocks:
+            for nested in block:
+                for inner in nested.walk():
+                    for value in inner.operands:
+                        owner = value.op if isinstance(value, OpResult) else None
+                        inside = (isolated.is_ancestor_of(owner) and owner is not isolated
+                                  if owner is not None
+                                  else _block_contains(value.block, inner)
+                                  and isolated.is_ancestor_of(value.block.parent_op))
+                        if not inside:
+                            raise VerifyError(
+                                inner.location,
+                                f"'{inner.name}' op using value defined outside the region",
+                                [Diagnostic("note", isolated.location,
+                                            "required by region isolation constraints")])
 
 
 def _verify_func_return(op: Operation) -> None:

@@ -13,7 +13,7 @@ from collections import ChainMap
 from lark import Token, Transformer
 
 from shardy_ref.ir import builtin_attrs as ba
-from shardy_ref.ir.diagnostics import ParseError
+from shardy_ref.ir.diagnostics import Diagnostic, ParseError
 from shardy_ref.ir.location import Location
 from shardy_ref.ir.opdefs import op_def
 from shardy_ref.ir.operation import Block, Operation, Region
@@ -58,6 +58,9 @@ class CoreBuilder(Transformer):
         self.pending: dict[Operation, PendingOperands] = {}
         self.result_defs: dict[Operation, list] = {}
         self.arg_names: dict[Block, list] = {}
+        self.block_labels: dict[Block, object] = {}  # block -> its ^label token
+        self.successor_labels: dict[Operation, list] = {}  # op -> ^label tokens it jumps to
+        self.def_tokens: dict = {}  # (name, id of first value) -> the defining token
 
     # -- helpers -------------------------------------------------------------------------
     def loc(self, tok) -> Location:
@@ -65,6 +68,14 @@ class CoreBuilder(Transformer):
 
     def error(self, tok, message: str) -> ParseError:
         return ParseError(self.loc(tok), message)
+
+    def string(self, tok) -> str:
+        """The value of a string literal token; bad escapes are located errors."""
+        try:
+            return lit.unquote(tok)
+        except LiteralError as e:
+            raise ParseError(Location(self.filename, tok.line + self.line_offset,
+                                      tok.column + e.offset), str(e)) from None
 
     def make_op(self, name_tok, name: str, operands=(), operand_types=(), result_types=(),
                 attributes=None, regions=(), successors=(), properties=None) -> Operation:
@@ -126,6 +137,8 @@ class CoreBuilder(Transformer):
         results, op, _loc = items
         if results:
             total = sum(n for _, n in results)
+            if not op.results:
+                raise self.error(results[0][0], "cannot name an operation with no results")
             if total != len(op.results):
                 raise self.error(results[0][0], f"operation defines {len(op.results)} results "
                                  f"but was provided {total} to bind")
@@ -151,9 +164,9 @@ class CoreBuilder(Transformer):
         name_tok, operands, successors, props, regions, attrs, ftype = items
         operands = operands or []
         if len(operands) != len(ftype.inputs):
-            raise self.error(name_tok, f"expected {len(ftype.inputs)} operand types but had "
-                             f"{len(operands)} operands")
-        name = lit.unquote(name_tok)
+            raise self.error(name_tok, f"expected {len(operands)} operand types but had "
+                             f"{len(ftype.inputs)}")
+        name = self.string(name_tok)
         attributes = dict(attrs.value) if attrs else {}
         properties = None
         if props is not None:
@@ -161,15 +174,17 @@ class CoreBuilder(Transformer):
                 attributes.update(props.value)
             else:
                 properties = props
-        return self.make_op(name_tok, name, operands, ftype.inputs, ftype.results, attributes,
-                            regions or (), successors or (), properties)
+        op = self.make_op(name_tok, name, operands, ftype.inputs, ftype.results, attributes,
+                          regions or (), (), properties)
+        if successors:
+            self.successor_labels[op] = successors
+        return op
 
     def successors(self, items):
         return items
 
     def successor(self, items):
-        tok, _values, _types = items
-        raise self.error(tok, "block successors are not supported by shardy_ref")
+        return items[0]
 
     def properties(self, items):
         return items[0] or ba.DictionaryAttr(())
@@ -199,6 +214,7 @@ class CoreBuilder(Transformer):
     def block(self, items):
         label, args, *ops = items
         block = Block()
+        self.block_labels[block] = label
         if args:
             for tok, t in args:
                 block.add_argument(t)
@@ -240,9 +256,11 @@ class CoreBuilder(Transformer):
         if visibility is not None:
             attributes["sym_visibility"] = ba.StringAttr(str(visibility))
         if any(a for _, _, a in args):
-            attributes["arg_attrs"] = ba.ArrayAttr(tuple(a or ba.DictionaryAttr(()) for _, _, a in args))
+            attributes["arg_attrs"] = ba.ArrayAttr(
+                tuple(a or ba.DictionaryAttr(()) for _, _, a in args))
         if any(result_attrs):
-            attributes["res_attrs"] = ba.ArrayAttr(tuple(a or ba.DictionaryAttr(()) for a in result_attrs))
+            attributes["res_attrs"] = ba.ArrayAttr(
+                tuple(a or ba.DictionaryAttr(()) for a in result_attrs))
         named = [(n, t) for n, t, _ in args if n is not None]
         if region is not None:
             if len(named) != len(args):
@@ -354,7 +372,7 @@ class CoreBuilder(Transformer):
 
     def named_attr(self, items):
         name, value = items
-        key = lit.unquote(name) if name.type == "STRING" else str(name)
+        key = self.string(name) if name.type == "STRING" else str(name)
         if key == "":
             raise self.error(name, "expected valid attribute name")
         return (key, value if value is not None else ba.UNIT)
@@ -369,9 +387,29 @@ class CoreBuilder(Transformer):
                 from shardy_ref.ir.floatfmt import bits_to_float
                 return ba.FloatAttr(bits_to_float(value, t.name), t)
             raise self.error(tok, "unexpected decimal integer literal for a floating point value")
-        if getattr(t, "width", 0) == 1 and value not in (0, 1):
-            raise self.error(tok, "integer constant out of range for attribute")
-        return ba.IntegerAttr(value, t)
+        return ba.IntegerAttr(self._fit_integer(tok, value, t), t)
+
+    def _fit_integer(self, tok, value: int, t) -> int:
+        """MLIR's integer literal rules: a signless value that fits the width unsigned is
+        read as its two's complement (``255 : i8`` is -1); anything else out of range fails."""
+        width = getattr(t, "width", 64)
+        if getattr(t, "is_unsigned", False):
+            if value < 0:
+                raise self.error(tok, "negative integer literal not valid for unsigned integer "
+                                 "type")
+            if value >= 1 << width:
+                raise self.error(tok, "integer constant out of range for attribute")
+            return value
+        if width == 1:
+            if value not in (0, 1, -1):
+                raise self.error(tok, "integer constant out of range for attribute")
+            return 1 if value else 0
+        signless = getattr(t, "is_signless", True)
+        if -(1 << (width - 1)) <= value < (1 << (width - 1)):
+            return value
+        if signless and 0 <= value < (1 << width):
+            return value - (1 << width)
+        raise self.error(tok, "integer constant out of range for attribute")
 
     def float_attr(self, items):
         from shardy_ref.ir.floatfmt import round_float
@@ -384,7 +422,7 @@ class CoreBuilder(Transformer):
 
     def string_attr(self, items):
         tok, t = items
-        return ba.StringAttr(lit.unquote(tok), t)
+        return ba.StringAttr(self.string(tok), t)
 
     def true_attr(self, _):
         return ba.TRUE
@@ -424,7 +462,8 @@ class CoreBuilder(Transformer):
         try:
             et = lit.element_type(type_text.strip())
         except ValueError:
-            raise self.error(tok, f"expected integer or float type, got: {type_text.strip()}") from None
+            raise self.error(tok, "expected integer or float type, got: "
+                             f"{type_text.strip()}") from None
         values = []
         for e in (x.strip() for x in elems.split(",")) if elems.strip() else ():
             if getattr(et, "width", 0) == 1 and e in ("true", "false"):
@@ -472,8 +511,9 @@ class CoreBuilder(Transformer):
 
         Names are defined in text order: an op's results after its regions (so a nested
         region may reuse a name its op defines), block arguments first. A use sees the
-        names of its region and of enclosing regions, up to an op isolated from above;
-        names defined later in those regions are forward references, also allowed.
+        names of its region and of all enclosing regions (as MLIR's custom-op parsers do,
+        even for ops isolated from above: the verifier reports such uses); names defined
+        later in those regions are forward references, also allowed.
         """
         uses: list[tuple[Operation, ChainMap]] = []
         for region in root.regions:
@@ -484,6 +524,7 @@ class CoreBuilder(Transformer):
                             for tok, t in zip(pending.tokens, pending.types))
 
     def _define_region(self, region: Region, outer: ChainMap, uses: list) -> None:
+        self._resolve_successors(region)
         scope = outer.new_child()
         for block in region.blocks:
             for tok, arg in zip(self.arg_names.get(block, ()), block.args):
@@ -492,10 +533,8 @@ class CoreBuilder(Transformer):
             for op in block:
                 if op in self.pending:
                     uses.append((op, scope))
-                d = op_def(op.name)
-                inner = ChainMap() if d is not None and d.isolated_from_above else scope
                 for r in op.regions:
-                    self._define_region(r, inner, uses)
+                    self._define_region(r, scope, uses)
                 defs = self.result_defs.get(op)
                 if defs:
                     i = 0
@@ -503,11 +542,31 @@ class CoreBuilder(Transformer):
                         self._define(scope, tok, op.results[i:i + n])
                         i += n
 
+    def _resolve_successors(self, region: Region) -> None:
+        """Bind ``[^bb1]`` successor labels to the blocks of the same region."""
+        labels: dict[str, Block] = {}
+        for block in region.blocks:
+            tok = self.block_labels.get(block)
+            if tok is not None:
+                if str(tok) in labels:
+                    raise self.error(tok, f"redefinition of block '{tok}'")
+                labels[str(tok)] = block
+        for block in region.blocks:
+            for op in block:
+                for tok in self.successor_labels.get(op, ()):
+                    target = labels.get(str(tok))
+                    if target is None:
+                        raise self.error(tok, "reference to an undefined block")
+                    op.successors.append(target)
+
     def _define(self, scope: ChainMap, tok, values) -> None:
         name = str(tok)
         if name in scope:
-            raise self.error(tok, f"redefinition of SSA value '{name}'")
+            previous = self.def_tokens[name, id(scope[name][0])]
+            raise ParseError(self.loc(tok), f"redefinition of SSA value '{name}'",
+                             [Diagnostic("note", self.loc(previous), "previously defined here")])
         scope[name] = values
+        self.def_tokens[name, id(values[0])] = tok
 
     def _lookup(self, tok, declared_type, scope):
         name, _, index = str(tok).partition("#")
@@ -519,8 +578,10 @@ class CoreBuilder(Transformer):
             raise self.error(tok, "reference to invalid result number")
         value = group[i]
         if declared_type is not None and value.type != declared_type:
-            raise self.error(tok, f"use of value '{tok}' expects different type than prior uses: "
-                             f"'{declared_type}' vs '{value.type}'")
+            prior = self.def_tokens.get((name, id(group[0])))
+            notes = [Diagnostic("note", self.loc(prior), "prior use here")] if prior else []
+            raise ParseError(self.loc(tok), f"use of value '{tok}' expects different type than "
+                             f"prior uses: '{declared_type}' vs '{value.type}'", notes)
         return value
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from shardy_ref.ir import builtin_attrs as ba
 from shardy_ref.ir.diagnostics import ParseError
+from shardy_ref.ir.location import Location
 from shardy_ref.ir.sdy_axes import (
     AxisRef,
     AxisRefList,
@@ -78,7 +79,7 @@ class SdyBuilder:
     def sharding_extra(self, items):
         if items[0].type == "REPLICATED_KW":
             return ("replicated", items[1].value)
-        kw, op, axes = items
+        _, op, axes = items
         reduction = "sum"
         if op is not None:
             if str(op) not in ("max", "min", "sum"):
@@ -92,10 +93,13 @@ class SdyBuilder:
         priority = None
         if prio is not None:
             text = str(prio)
+            # upstream reports these once the priority keyword is consumed: just after it
+            end = Location(self.filename, prio.line + self.line_offset, prio.column + len(text))
             if not (text.startswith("p") and text[1:].isdigit()):
-                raise self.error(prio, f"expecting priority in format 'p<number>', got: {text}")
+                raise ParseError(end, f"expecting priority in format 'p<number>', got: {text}")
             if len(text) > 2 and text[1] == "0":
-                raise self.error(prio, f"priorities with leading zeros are not allowed, got: {text}")
+                raise ParseError(end, "priorities with leading zeros are not allowed, got: "
+                                 f"{text}")
             priority = int(text[1:])
         return DimensionSharding(axes, is_closed, priority)
 
@@ -108,8 +112,8 @@ class SdyBuilder:
     def axis_ref(self, items):
         name, pre, size = items
         if pre is None:
-            return AxisRef(lit.unquote(name))
-        return AxisRef(lit.unquote(name), SubAxisInfo(int(pre), int(size)))
+            return AxisRef(self.string(name))
+        return AxisRef(self.string(name), SubAxisInfo(int(pre), int(size)))
 
     def axis_list(self, items):
         return AxisRefList(tuple(x for x in items if x is not None))
@@ -126,13 +130,13 @@ class SdyBuilder:
 
     def mesh_axis(self, items):
         name, size = items
-        return MeshAxis(lit.unquote(name), int(size))
+        return MeshAxis(self.string(name), int(size))
 
     def sharding_list(self, items):
         return TensorShardingPerValue(tuple(x for x in items if x is not None))
 
     def manual_axes(self, items):
-        return ManualAxes(tuple(lit.unquote(t) for t in items if t is not None))
+        return ManualAxes(tuple(self.string(t) for t in items if t is not None))
 
     def list_of_axis_lists(self, items):
         return ListOfAxisRefLists(tuple(x for x in items if x is not None))
@@ -257,7 +261,7 @@ class SdyBuilder:
     def sdy_named_computation_op(self, items):
         tok, name, operands, in_sh, out_sh, args, region, attrs, ftype = items
         attributes = self._attrs(attrs)
-        attributes["name"] = ba.StringAttr(lit.unquote(name))
+        attributes["name"] = ba.StringAttr(self.string(name))
         if in_sh is not None:
             attributes["in_shardings"] = in_sh
         if out_sh is not None:
@@ -327,4 +331,4 @@ def _edge_ref(tok) -> EdgeValueRef:
     return EdgeValueRef(kind, int(index))
 
 
-__all__ = ["SdyBuilder", "ParseError"]
+__all__ = ["ParseError", "SdyBuilder"]

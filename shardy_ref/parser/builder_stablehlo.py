@@ -9,15 +9,17 @@ from __future__ import annotations
 
 from lark import Token
 
+from shardy_ref._lazy import lazy_module
 from shardy_ref.ir import builtin_attrs as ba
-from shardy_ref.ir import stablehlo_attrs as sa
 from shardy_ref.ir.diagnostics import ParseError
 from shardy_ref.ir.location import Location
 from shardy_ref.ir.operation import Block, Operation, Region
 from shardy_ref.ir.types import I1, I32, I64, ComplexType, FunctionType, TupleType
 from shardy_ref.parser import literals as lit
-from shardy_ref.parser import stablehlo_attr_parser as sap
 from shardy_ref.parser.stablehlo_formats import FORMATS, Clause, Word
+
+sa = lazy_module("shardy_ref.ir.stablehlo_attrs")
+sap = lazy_module("shardy_ref.parser.stablehlo_attr_parser")
 
 
 def _i64_array(values) -> ba.DenseArrayAttr:
@@ -38,7 +40,10 @@ class StablehloBuilder:
     def shlo_op(self, items):
         tok, shlo_items, attrs, types = items
         name = str(tok)
-        fmt = FORMATS[name]
+        fmt = FORMATS.get(name)
+        if fmt is None:
+            from shardy_ref.parser.errors import _unknown_op
+            raise self.error(tok, _unknown_op(name))
         queue = list(shlo_items or [])
         inherent: dict = {}
         for element in fmt.before:
@@ -91,7 +96,7 @@ class StablehloBuilder:
         elif kind == "string":
             if not (isinstance(value, Token) and value.type == "STRING"):
                 raise self.error(key_tok, f"expected a string for '{clause.key}'")
-            inherent[clause.attr] = ba.StringAttr(lit.unquote(value))
+            inherent[clause.attr] = ba.StringAttr(self.string(value))
         elif kind.startswith("enum:"):
             inherent[clause.attr] = self._enum(value, kind[5:])
         elif kind == "precision":
@@ -234,7 +239,7 @@ class StablehloBuilder:
 
     def shlo_composite_op(self, items):
         tok, name, operands, regions, attrs, ftype = items
-        attributes = {"name": ba.StringAttr(lit.unquote(name))}
+        attributes = {"name": ba.StringAttr(self.string(name))}
         attributes.update(self._attrs(attrs))
         return self.make_op(tok, "stablehlo.composite", operands or [], ftype.inputs,
                             ftype.results, attributes, regions or ())
@@ -331,7 +336,7 @@ class StablehloBuilder:
 
     # -- attributes ----------------------------------------------------------------------
     def _enum(self, tok, kind: str):
-        value = lit.unquote(tok) if str(tok).startswith('"') else str(tok)
+        value = self.string(tok) if str(tok).startswith('"') else str(tok)
         if value not in sa.ENUMS[kind]:
             raise self.error(tok, f"expected {kind} to be one of: {', '.join(sa.ENUMS[kind])}")
         return sa.StablehloEnum(kind, value)
@@ -339,12 +344,14 @@ class StablehloBuilder:
     def _precision(self, tok, names):
         for name in names:
             self._enum(name, "precision")
-        return sap.precision_config_from_names([lit.unquote(n) if str(n).startswith('"')
+        return sap.precision_config_from_names([self.string(n) if str(n).startswith('"')
                                                 else str(n) for n in names])
 
     def _shlo_attr(self, tok, name: str, body):
         try:
             return sap.parse_stablehlo_attr(name, body)
+        except lit.LiteralError as e:
+            raise self.error(tok, str(e)) from None
         except sap.AttrSyntaxError as e:
             line, col = _advance(tok.line, tok.column, (name + (body or ""))[:e.offset])
             raise ParseError(Location(self.filename, line + self.line_offset, col),

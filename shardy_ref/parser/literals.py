@@ -63,6 +63,14 @@ def dims(text: str) -> tuple[int | None, ...]:
     return tuple(None if d == "?" else int(d) for d in text.split("x")[:-1])
 
 
+class LiteralError(ValueError):
+    """A malformed literal; the caller attaches the token's location (plus ``offset``)."""
+
+    def __init__(self, message: str, offset: int = 0):
+        super().__init__(message)
+        self.offset = offset
+
+
 _ESCAPE = re.compile(r"\\(?:([0-9a-fA-F]{2})|(.))", re.S)
 _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", '"': '"'}
 
@@ -78,8 +86,10 @@ def unquote(token: str) -> str:
         raw += body[pos:m.start()].encode("utf-8")
         if m.group(1):
             raw.append(int(m.group(1), 16))
+        elif m.group(2) in _SIMPLE_ESCAPES:
+            raw += _SIMPLE_ESCAPES[m.group(2)].encode("utf-8")
         else:
-            raw += _SIMPLE_ESCAPES.get(m.group(2), m.group(2)).encode("utf-8")
+            raise LiteralError("unknown escape in string literal", 1 + m.start())
         pos = m.end()
     raw += body[pos:].encode("utf-8")
     return raw.decode("utf-8", "surrogateescape")
@@ -99,11 +109,7 @@ def dense_body_tokens(body: str) -> list[str]:
     return _DENSE_TOKEN.findall(body)
 
 
-class LiteralError(ValueError):
-    """A malformed literal; the caller attaches the token's location."""
-
-
-def parse_dense(body: str, type_) -> DenseElementsAttr:
+def parse_dense(body: str, type_):
     """The body of ``dense<...>`` for a statically shaped ``type_``, as MLIR reads it."""
     from shardy_ref.ir.builtin_attrs import DenseElementsAttr
     from shardy_ref.ir.dense import from_bytes
@@ -148,9 +154,13 @@ def parse_dense(body: str, type_) -> DenseElementsAttr:
     inferred, flat = _flatten(tree)
     if inferred != tuple(shape):
         raise LiteralError(
-            f"inferred shape of elements literal ([{', '.join(map(str, inferred))}]) does not match "
-            f"type ([{', '.join(map(str, shape))}])")
+            f"inferred shape of elements literal ([{_join(inferred)}]) does not match "
+            f"type ([{_join(shape)}])")
     return _maybe_splat(DenseElementsAttr, type_, tuple(convert(v) for v in flat), count)
+
+
+def _join(values) -> str:
+    return ", ".join(map(str, values))
 
 
 def _maybe_splat(cls, type_, values, count):

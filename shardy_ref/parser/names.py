@@ -10,6 +10,7 @@ come off the naming stack (last pushed first), and ops name nothing.
 """
 from __future__ import annotations
 
+import itertools
 from collections import ChainMap
 
 from shardy_ref.ir.opdefs import op_def
@@ -134,7 +135,7 @@ class NameState:
         groups = self.result_groups.get(op, [0])
         bounds = [*groups, len(op.results)]
         parts = []
-        for start, end in zip(bounds, bounds[1:]):
+        for start, end in itertools.pairwise(bounds):
             ident = self.value_ids.get(op.results[start], "<<UNKNOWN SSA VALUE>>")
             parts.append(f"%{ident}" + (f":{end - start}" if end - start > 1 else ""))
         return ", ".join(parts)

@@ -104,11 +104,14 @@ def print_sharding_group(p: Printer, op):
 
 @op_printer("sdy.constant", "stablehlo.constant")
 def print_constant(p: Printer, op):
-    """``hlo::printConstantOp``: attr-dict first, then the value with its type."""
+    """``hlo::printConstantOp``: attr-dict first, then the value with its type; when the
+    value's type differs from the result's (quantized constants) the rest is generic."""
     value = op.attributes.get("value")
-    if not (_is(value, DenseElementsAttr) and op.num_results == 1
-            and value.type == op.results[0].type):
+    if not (_is(value, DenseElementsAttr) and op.num_results == 1):
         return False
+    if value.type != op.results[0].type:
+        p.print_generic(op, print_name=False)
+        return None
     p.write(p.attr_dict(op.attributes, ("value",)))
     p.write(f" {value}")
     return None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from shardy_ref.ir import stablehlo_attrs as sa
+from shardy_ref._lazy import lazy_module
 from shardy_ref.ir.builtin_attrs import (
     ArrayAttr,
     DenseArrayAttr,
@@ -18,9 +18,11 @@ from shardy_ref.ir.builtin_attrs import (
     quote_string,
 )
 from shardy_ref.ir.types import ComplexType
-from shardy_ref.parser import stablehlo_attr_parser as sap
 from shardy_ref.parser.printer import Printer, op_printer
 from shardy_ref.parser.stablehlo_formats import FORMATS, Clause, Format, Word
+
+sa = lazy_module("shardy_ref.ir.stablehlo_attrs")
+sap = lazy_module("shardy_ref.parser.stablehlo_attr_parser")
 
 
 @cache

@@ -114,10 +114,14 @@ class Printer:
             return name[len(prefix) + 1:]
         return name
 
-    def print_generic(self, op: Operation) -> None:
+    def print_generic(self, op: Operation, print_name: bool = True) -> None:
+        """The generic form; without the quoted name when a custom printer falls back to it
+        after writing the name itself (MLIR ``printGenericOp(op, printOpName=false)``)."""
         from shardy_ref.ir.builtin_attrs import quote_string
 
-        self.write(f"{quote_string(op.name)}({self.values(op.operands)})")
+        if print_name:
+            self.write(quote_string(op.name))
+        self.write(f"({self.values(op.operands)})")
         if op.successors:
             self.write("[" + ", ".join(self.names.block(b) for b in op.successors) + "]")
         d = op_def(op.name)
@@ -162,10 +166,7 @@ class Printer:
             self.write(" " * self.indent + self.names.block(block))
             if block.args:
                 self.write("(" + ", ".join(f"{self.value(a)}: {a.type}" for a in block.args) + ")")
-            self.write(":")
-            if not block.is_entry_block and not _has_predecessors(block):
-                self.write("  // no predecessors")
-            self.write("\n")
+            self.write(":" + self._predecessor_comment(block) + "\n")
         self.indent += 2
         ops = block.ops
         if not print_terminator and ops and _is_terminator(ops[-1]):
@@ -175,6 +176,18 @@ class Printer:
             self.print_op(op)
             self.write("\n")
         self.indent -= 2
+
+    def _predecessor_comment(self, block: Block) -> str:
+        """MLIR's ``// pred: ^bb0`` / ``// 2 preds: ^bb0, ^bb4`` after a block label."""
+        region = block.parent
+        preds = [op.parent for op in region.ops() for s in op.successors if s is block]
+        if not preds:
+            return "" if block.is_entry_block else "  // no predecessors"
+        if len(preds) == 1:
+            return f"  // pred: {self.names.block(preds[0])}"
+        order = {b: i for i, b in enumerate(region.blocks)}
+        names = ", ".join(self.names.block(b) for b in sorted(preds, key=order.__getitem__))
+        return f"  // {len(preds)} preds: {names}"
 
     def region_arguments(self, region: Region) -> str:
         """``(%arg1: T, %arg2: T)`` for ops that print their entry block arguments inline."""
@@ -188,11 +201,6 @@ _NO_DEFAULT = object()
 def _is_terminator(op: Operation) -> bool:
     d = op_def(op.name)
     return d is not None and d.terminator
-
-
-def _has_predecessors(block: Block) -> bool:
-    region = block.parent
-    return region is not None and any(block in op.successors for op in region.ops())
 
 
 def print_module(module: Operation, generic: bool = False) -> str:

@@ -29,12 +29,13 @@ def _builder():
 
 
 @cache
-def _parser():
+def _parser(start: str = "start"):
+    """The LALR parser for one start symbol; each has its own (smaller) cached tables."""
     from lark import Lark
 
     from shardy_ref.parser.grammar import grammar_text
     return Lark(grammar_text(), parser="lalr", lexer="contextual", transformer=_builder(),
-                cache=True, maybe_placeholders=True, propagate_positions=False)
+                start=start, cache=True, maybe_placeholders=True, propagate_positions=False)
 
 
 def parse_module(text: str, filename: str = "<stdin>", line_offset: int = 0) -> Operation:
@@ -42,13 +43,27 @@ def parse_module(text: str, filename: str = "<stdin>", line_offset: int = 0) -> 
 
     ``line_offset`` shifts reported line numbers, for chunks cut out of a larger file.
     """
+    return _parse(text, "start", filename, line_offset)
+
+
+def parse_attribute(text: str, filename: str = "<string>"):
+    """Parse one attribute (``#sdy.sharding<@mesh, [{"x"}]>``, ``dense<1> : tensor<2xi32>``)."""
+    return _parse(text, "attr_value", filename, 0)
+
+
+def parse_type(text: str, filename: str = "<string>"):
+    """Parse one type (``tensor<8x?xf32>``, ``!stablehlo.token``)."""
+    return _parse(text, "type", filename, 0)
+
+
+def _parse(text: str, start: str, filename: str, line_offset: int):
     from lark.exceptions import UnexpectedInput
 
     from shardy_ref.parser.errors import translate_lark_error
 
     builder = _builder()
     builder.reset(filename, line_offset)
-    parser = _parser()
+    parser = _parser(start)
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:

@@ -54,7 +54,8 @@ class Format:
         return tuple(names)
 
 
-_RESULT_ACCURACY_DEFAULT = "#stablehlo.result_accuracy<mode = #stablehlo.result_accuracy_mode<DEFAULT>>"
+_RESULT_ACCURACY_DEFAULT = \
+    "#stablehlo.result_accuracy<mode = #stablehlo.result_accuracy_mode<DEFAULT>>"
 
 
 def _dims(attr: str) -> Clause:

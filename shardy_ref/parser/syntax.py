@@ -6,8 +6,6 @@ registers a printer for the same names. Keeping the lists here keeps the two in 
 """
 from __future__ import annotations
 
-from shardy_ref.parser.stablehlo_formats import FORMATS
-
 
 def _shlo(*names: str) -> list[str]:
     return [f"stablehlo.{n}" for n in names]
@@ -34,7 +32,6 @@ OP_TERMINALS: dict[str, list[str]] = {
     "SDY_ALL_REDUCE": ["sdy.all_reduce"],
     "SDY_REDUCE_SCATTER": ["sdy.reduce_scatter"],
     "SDY_REPLICATED_TO_UNREDUCED": ["sdy.replicated_to_unreduced"],
-    "SHLO_PRETTY": sorted(FORMATS),
     "SHLO_CONSTANT": _shlo("constant"),
     "SHLO_SLICE": _shlo("slice"),
     "SHLO_GET_TUPLE_ELEMENT": _shlo("get_tuple_element"),

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 USAGE = __doc__.split("\n\n")[1]
 
-_IGNORED_FLAGS = {"mlir-disable-threading", "verify-each", "mlir-very-unsafe-disable-verifier-on-parsing"}
+_IGNORED_FLAGS = {"mlir-disable-threading", "verify-each"}
 UNREGISTERED_MESSAGE = ("operation being parsed with an unregistered dialect. If this is intended, "
                         "please use -allow-unregistered-dialect with the MLIR tool used")
 

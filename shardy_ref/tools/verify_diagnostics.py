@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from shardy_ref.ir.diagnostics import Diagnostic
 
-_ANNOTATION = re.compile(
-    r"expected-(error|note|remark|warning)(-re)? *(@([+-][0-9]+|above|below|unknown))? *\{\{(.*)\}\}$")
+_ANNOTATION = re.compile(r"expected-(error|note|remark|warning)(-re)? *"
+                         r"(@([+-][0-9]+|above|below|unknown))? *\{\{(.*)\}\}$")
 
 
 @dataclass(slots=True)

@@ -1,0 +1,137 @@
+"""Hypothesis strategies for sdy values, reusable by any implementation's fuzzing.
+
+Everything generated here is *valid* by the rules of spec 003: mesh axis names are
+unique, sub-axes divide their axis, no axis is used twice in a sharding, replicated and
+unreduced axes are sorted by mesh order, closed empty dimensions carry no priority.
+"""
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from shardy_ref.ir.sdy_axes import AxisRef, Mesh, MeshAxis, SubAxisInfo, mesh_axis_key
+from shardy_ref.ir.sdy_rules import DimMapping, OpShardingRule, TensorMapping
+from shardy_ref.ir.sdy_sharding import DimensionSharding, TensorSharding
+
+AXIS_NAMES = ("a", "b", "c", "x", "y", "z", "data", "model", "weird name", "é")
+
+
+@st.composite
+def meshes(draw, min_axes: int = 0, max_axes: int = 4) -> Mesh:
+    names = draw(st.lists(st.sampled_from(AXIS_NAMES), min_size=min_axes, max_size=max_axes,
+                          unique=True))
+    sizes = [draw(st.sampled_from([1, 2, 3, 4, 6, 8, 16])) for _ in names]
+    axes = tuple(MeshAxis(n, s) for n, s in zip(names, sizes))
+    if not axes:
+        if draw(st.booleans()):
+            return Mesh((), (draw(st.integers(0, 7)),))  # a maximal mesh
+        return Mesh()
+    total = 1
+    for s in sizes:
+        total *= s
+    device_ids = ()
+    if total <= 64 and draw(st.booleans()):
+        device_ids = tuple(draw(st.permutations(range(total))))
+    return Mesh(axes, device_ids)
+
+
+def _divisor_pairs(size: int) -> list[tuple[int, int]]:
+    """(pre_size, sub_size) of every proper sub-axis of an axis of ``size``."""
+    out = []
+    for pre in range(1, size):
+        if size % pre:
+            continue
+        for sub in range(2, size // pre + 1):
+            if (size // pre) % sub == 0 and pre * sub <= size and sub != size:
+                out.append((pre, sub))
+    return out
+
+
+@st.composite
+def axis_pieces(draw, mesh: Mesh) -> list[AxisRef]:
+    """Disjoint axis refs of ``mesh``: per axis, the full axis or non-overlapping sub-axes."""
+    pieces = []
+    for axis in mesh.axes:
+        if axis.size == 1 or not draw(st.booleans()):
+            continue
+        splits = _divisor_pairs(axis.size)
+        if splits and draw(st.booleans()):
+            # cut the axis into consecutive sub-axes and keep a non-mergeable subset
+            cuts, pre = [], 1
+            while pre < axis.size:
+                options = [s for s in range(2, axis.size // pre + 1)
+                           if (axis.size // pre) % s == 0]
+                s = draw(st.sampled_from(options))
+                cuts.append((pre, s))
+                pre *= s
+            if len(cuts) == 1:
+                pieces.append(AxisRef(axis.name))
+                continue
+            keep = [c for c in cuts if draw(st.booleans())]
+            chosen = [k for i, k in enumerate(keep)
+                      if i == 0 or keep[i - 1][0] * keep[i - 1][1] != k[0]]
+            pieces.extend(AxisRef(axis.name, SubAxisInfo(p, s)) for p, s in chosen)
+        else:
+            pieces.append(AxisRef(axis.name))
+    return pieces
+
+
+@st.composite
+def tensor_shardings(draw, mesh: Mesh | None = None, mesh_name: str | None = "mesh",
+                     rank: int | None = None) -> TensorSharding:
+    """A valid sharding of a tensor of ``rank`` on ``mesh`` (referenced as ``@mesh_name``)."""
+    mesh = mesh if mesh is not None else draw(meshes())
+    rank = rank if rank is not None else draw(st.integers(0, 4))
+    pieces = draw(axis_pieces(mesh)) if not mesh.is_maximal else []
+    pieces = draw(st.permutations(pieces))
+    slots = [draw(st.integers(0, rank + 1)) for _ in pieces]  # dim, replicated or unreduced
+    dims = []
+    for d in range(rank):
+        axes = tuple(p for p, s in zip(pieces, slots) if s == d)
+        # two consecutive sub-axes of one axis in one dim must not be mergeable
+        if any(a.can_merge(b) for a, b in zip(axes, axes[1:])):
+            axes = axes[:1]
+        is_closed = draw(st.booleans())
+        priority = draw(st.one_of(st.none(), st.integers(0, 5)))
+        if is_closed and not axes:
+            priority = None
+        dims.append(DimensionSharding(axes, is_closed, priority))
+    key = mesh_axis_key(mesh)
+    replicated = tuple(sorted((p for p, s in zip(pieces, slots) if s == rank), key=key))
+    unreduced = tuple(sorted((p for p, s in zip(pieces, slots) if s == rank + 1), key=key))
+    if mesh.is_maximal:
+        dims, replicated, unreduced = [], (), ()
+    reduction = draw(st.sampled_from(["sum", "max", "min"])) if unreduced else "sum"
+    mesh_or_ref = mesh_name if mesh_name is not None else mesh
+    return TensorSharding(mesh_or_ref, tuple(dims), replicated, unreduced, reduction)
+
+
+@st.composite
+def op_sharding_rules(draw) -> OpShardingRule:
+    """A well-formed rule: every factor is used, special factor sets sorted and disjoint."""
+    n_factors = draw(st.integers(1, 22))
+    factors = list(range(n_factors))
+    sizes = tuple(draw(st.sampled_from([1, 2, 4, 8, 16, 2**40])) for _ in factors)
+    n_tensors = draw(st.integers(2, 4))
+    owner = [draw(st.integers(0, n_tensors - 1)) for _ in factors]
+    mappings = []
+    for t in range(n_tensors):
+        mine = [f for f in factors if owner[f] == t]
+        dims, current = [], []
+        for f in mine:
+            current.append(f)
+            if draw(st.booleans()):
+                dims.append(DimMapping(tuple(current)))
+                current = []
+        if current:
+            dims.append(DimMapping(tuple(current)))
+        mappings.append(TensorMapping(tuple(dims)))
+    n_operands = draw(st.integers(1, n_tensors - 1))
+    kinds = [draw(st.sampled_from(["pass", "reduction", "need_replication", "permutation"]))
+             for _ in factors]
+    blocked = tuple(f for f in factors if draw(st.booleans()))
+    return OpShardingRule(
+        sizes, tuple(mappings[:n_operands]), tuple(mappings[n_operands:]),
+        tuple(f for f in factors if kinds[f] == "reduction"),
+        tuple(f for f in factors if kinds[f] == "need_replication"),
+        tuple(f for f in factors if kinds[f] == "permutation"),
+        blocked, draw(st.booleans()))
