@@ -6,9 +6,12 @@ unreduced axes are sorted by mesh order, closed empty dimensions carry no priori
 """
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import strategies as st
 
 from shardy_ref.ir.sdy_axes import AxisRef, Mesh, MeshAxis, SubAxisInfo, mesh_axis_key
+from shardy_ref.ir.sdy_debug import ReductionOp
 from shardy_ref.ir.sdy_rules import DimMapping, OpShardingRule, TensorMapping
 from shardy_ref.ir.sdy_sharding import DimensionSharding, TensorSharding
 
@@ -88,7 +91,7 @@ def tensor_shardings(draw, mesh: Mesh | None = None, mesh_name: str | None = "me
     for d in range(rank):
         axes = tuple(p for p, s in zip(pieces, slots) if s == d)
         # two consecutive sub-axes of one axis in one dim must not be mergeable
-        if any(a.can_merge(b) for a, b in zip(axes, axes[1:])):
+        if any(a.can_merge(b) for a, b in itertools.pairwise(axes)):
             axes = axes[:1]
         is_closed = draw(st.booleans())
         priority = draw(st.one_of(st.none(), st.integers(0, 5)))
@@ -100,7 +103,7 @@ def tensor_shardings(draw, mesh: Mesh | None = None, mesh_name: str | None = "me
     unreduced = tuple(sorted((p for p, s in zip(pieces, slots) if s == rank + 1), key=key))
     if mesh.is_maximal:
         dims, replicated, unreduced = [], (), ()
-    reduction = draw(st.sampled_from(["sum", "max", "min"])) if unreduced else "sum"
+    reduction = draw(st.sampled_from(list(ReductionOp))) if unreduced else ReductionOp.SUM
     mesh_or_ref = mesh_name if mesh_name is not None else mesh
     return TensorSharding(mesh_or_ref, tuple(dims), replicated, unreduced, reduction)
 

@@ -10,28 +10,77 @@ See https://openxla.org/shardy/sdy_dialect#propagationedgesattr.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import IntEnum
 from typing import ClassVar
 
 from shardy_ref.ir.builtin_attrs import IntegerAttr
 from shardy_ref.ir.sdy_axes import AxisRef, SdyAttr
 from shardy_ref.ir.types import I32
 
-# enum name -> its case names, in value order (case i has value i)
-PROPAGATION_DIRECTIONS = ("NONE", "FORWARD", "BACKWARD", "BOTH")
-EDGE_NODE_TYPES = ("operand", "result")
-REDUCTION_OPS = ("sum", "max", "min")
+
+class SdyEnum(IntEnum):
+    """An sdy ``I32EnumAttr``: ops store the case as an ``i32`` IntegerAttr and op syntax
+    prints its keyword (``KEYWORDS`` when it differs from the Python name)."""
+
+    @property
+    def keyword(self) -> str:
+        return self.name.lower() if self._lowercase() else self.name
+
+    @classmethod
+    def _lowercase(cls) -> bool:
+        return False
+
+    @classmethod
+    def from_keyword(cls, text: str):
+        for case in cls:
+            if case.keyword == text:
+                return case
+        return None
+
+    @classmethod
+    def from_attr(cls, attr):
+        """The case stored in ``attr`` (an ``i32`` IntegerAttr), or None."""
+        if isinstance(attr, IntegerAttr) and attr.type == I32:
+            try:
+                return cls(attr.value)
+            except ValueError:
+                return None
+        return None
+
+    def attr(self) -> IntegerAttr:
+        return IntegerAttr(int(self), I32)
 
 
-def enum_attr(cases: tuple[str, ...], name: str) -> IntegerAttr:
-    """The ``i32`` attribute an op stores for enum case ``name``."""
-    return IntegerAttr(cases.index(name), I32)
+class PropagationDirection(SdyEnum):
+    """Which way a ``sdy.propagation_barrier`` lets shardings through (spec 003 §4.2)."""
+
+    NONE = 0
+    FORWARD = 1
+    BACKWARD = 2
+    BOTH = 3
 
 
-def enum_name(cases: tuple[str, ...], attr) -> str | None:
-    """The case name of a stored enum attribute, or None if it is not one."""
-    if isinstance(attr, IntegerAttr) and attr.type == I32 and 0 <= attr.value < len(cases):
-        return cases[attr.value]
-    return None
+class EdgeNodeType(SdyEnum):
+    """Whether an edge value ref names an operand or a result (spec 003 §4.1)."""
+
+    OPERAND = 0
+    RESULT = 1
+
+    @classmethod
+    def _lowercase(cls) -> bool:
+        return True
+
+
+class ReductionOp(SdyEnum):
+    """How unreduced values combine: ``all_reduce max``, ``unreduced=min{...}``."""
+
+    SUM = 0
+    MAX = 1
+    MIN = 2
+
+    @classmethod
+    def _lowercase(cls) -> bool:
+        return True
 
 
 @dataclass(frozen=True, slots=True)

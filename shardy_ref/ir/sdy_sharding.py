@@ -12,6 +12,7 @@ from typing import ClassVar
 
 from shardy_ref.ir.builtin_attrs import format_symbol_name, quote_string
 from shardy_ref.ir.sdy_axes import AxisRef, Mesh, SdyAttr, format_axis_list
+from shardy_ref.ir.sdy_debug import ReductionOp
 
 DEFAULT_PRIORITY = 0  # upstream ``kDefaultPriority``: no priority means the highest one
 
@@ -43,9 +44,6 @@ class DimensionSharding(SdyAttr):
         return n
 
 
-REDUCTION_OPS = ("sum", "max", "min")
-
-
 @dataclass(frozen=True, slots=True)
 class TensorSharding(SdyAttr):
     """A tensor's sharding on a mesh (symbol name or inline :class:`Mesh`), spec 003 §3.18."""
@@ -55,7 +53,7 @@ class TensorSharding(SdyAttr):
     dim_shardings: tuple[DimensionSharding, ...] = ()
     replicated_axes: tuple[AxisRef, ...] = ()
     unreduced_axes: tuple[AxisRef, ...] = ()
-    reduction_op: str = "sum"  # how unreduced axes are to be reduced: sum | max | min
+    reduction_op: ReductionOp = ReductionOp.SUM  # how unreduced axes are to be reduced
 
     def params(self) -> str:
         return f"<{self.body()}>"
@@ -69,7 +67,7 @@ class TensorSharding(SdyAttr):
         if self.replicated_axes:
             out += ", replicated={" + format_axis_list(self.replicated_axes) + "}"
         if self.unreduced_axes:
-            op = "" if self.reduction_op == "sum" else self.reduction_op
+            op = "" if self.reduction_op == ReductionOp.SUM else self.reduction_op.keyword
             out += f", unreduced={op}{{" + format_axis_list(self.unreduced_axes) + "}"
         return out
 

@@ -13,13 +13,12 @@ from shardy_ref.ir.sdy_axes import (
     SubAxisInfo,
 )
 from shardy_ref.ir.sdy_debug import (
-    PROPAGATION_DIRECTIONS,
-    REDUCTION_OPS,
     AxisToPropagationDetails,
     EdgeValueRef,
+    PropagationDirection,
     PropagationEdges,
     PropagationOneStep,
-    enum_attr,
+    ReductionOp,
 )
 from shardy_ref.ir.sdy_rules import DimMapping, OpShardingRule, TensorMapping
 from shardy_ref.ir.sdy_sharding import (
@@ -58,7 +57,7 @@ class SdyBuilder:
     # -- attributes ----------------------------------------------------------------------
     def sharding(self, items):
         mesh, *rest = items
-        dims, replicated, unreduced, reduction = [], (), (), "sum"
+        dims, replicated, unreduced, reduction = [], (), (), ReductionOp.SUM
         for item in rest:
             if isinstance(item, DimensionSharding):
                 dims.append(item)
@@ -80,11 +79,11 @@ class SdyBuilder:
         if items[0].type == "REPLICATED_KW":
             return ("replicated", items[1].value)
         _, op, axes = items
-        reduction = "sum"
+        reduction = ReductionOp.SUM
         if op is not None:
-            if str(op) not in ("max", "min", "sum"):
+            reduction = ReductionOp.from_keyword(str(op))
+            if reduction is None:
                 raise self.error(op, f"unknown reduction op: {op}")
-            reduction = str(op)
         return ("unreduced", axes.value, reduction)
 
     def dim_sharding(self, items):
@@ -220,11 +219,12 @@ class SdyBuilder:
 
     def sdy_propagation_barrier_op(self, items):
         tok, value, direction, attrs, t = items
-        if str(direction) not in PROPAGATION_DIRECTIONS:
+        case = PropagationDirection.from_keyword(str(direction))
+        if case is None:
             raise self.error(direction, f"expected one of [NONE, FORWARD, BACKWARD, BOTH] for "
                              f"propagation direction, got: {direction}")
         attributes = self._attrs(attrs)
-        attributes["allowed_direction"] = enum_attr(PROPAGATION_DIRECTIONS, str(direction))
+        attributes["allowed_direction"] = case.attr()
         return self.make_op(tok, "sdy.propagation_barrier", [value], [t], [t], attributes)
 
     def sdy_sharding_group_op(self, items):
@@ -300,9 +300,10 @@ class SdyBuilder:
     def _reduction(self, tok):
         if tok is None:
             return {}
-        if str(tok) not in REDUCTION_OPS:
+        case = ReductionOp.from_keyword(str(tok))
+        if case is None:
             raise self.error(tok, f"expected one of [sum, max, min] for reduction op, got: {tok}")
-        return {"reduction_op": enum_attr(REDUCTION_OPS, str(tok))}
+        return {"reduction_op": case.attr()}
 
     def sdy_all_reduce_op(self, items):
         tok, red, axes, value, sharding, attrs, t = items

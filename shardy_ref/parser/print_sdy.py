@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from shardy_ref.ir.builtin_attrs import DenseElementsAttr, StringAttr, quote_string
 from shardy_ref.ir.sdy_axes import AxisRefList, ListOfAxisRefLists, Mesh
-from shardy_ref.ir.sdy_debug import PROPAGATION_DIRECTIONS, REDUCTION_OPS, enum_attr, enum_name
+from shardy_ref.ir.sdy_debug import PropagationDirection, ReductionOp
 from shardy_ref.ir.sdy_sharding import (
     AllToAllParamList,
     ManualAxes,
@@ -14,7 +14,7 @@ from shardy_ref.ir.sdy_sharding import (
 )
 from shardy_ref.parser.printer import Printer, op_printer
 
-_REDUCTION_DEFAULT = {"reduction_op": enum_attr(REDUCTION_OPS, "sum")}
+_REDUCTION_DEFAULT = {"reduction_op": ReductionOp.SUM.attr()}
 
 
 def _is(attr, cls) -> bool:
@@ -137,10 +137,10 @@ def print_func_data_flow_edge(p: Printer, op):
 
 @op_printer("sdy.propagation_barrier")
 def print_propagation_barrier(p: Printer, op):
-    direction = enum_name(PROPAGATION_DIRECTIONS, op.attributes.get("allowed_direction"))
+    direction = PropagationDirection.from_attr(op.attributes.get("allowed_direction"))
     if direction is None:
         return False
-    p.write(f" {p.value(op.operand(0))} allowed_direction={direction}")
+    p.write(f" {p.value(op.operand(0))} allowed_direction={direction.keyword}")
     p.write(p.attr_dict(op.attributes, ("allowed_direction",)))
     p.write(f" : {op.operand(0).type}")
     return None
@@ -169,10 +169,10 @@ def print_collective(p: Printer, op):
         return False
     reduction = attrs.get("reduction_op")
     if reduction is not None and reduction != _REDUCTION_DEFAULT["reduction_op"]:
-        name = enum_name(REDUCTION_OPS, reduction)
-        if name is None:
+        case = ReductionOp.from_attr(reduction)
+        if case is None:
             return False
-        p.write(f" {name}")
+        p.write(f" {case.keyword}")
     if key:
         p.write(f" {axes.params()}")
     p.write(f" {p.value(op.operand(0))} out_sharding={out.params()}")

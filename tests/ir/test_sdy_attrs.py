@@ -4,11 +4,24 @@ from __future__ import annotations
 
 import pytest
 
-from shardy_ref.ir.sdy_axes import AxisRef, AxisRefList, ListOfAxisRefLists, Mesh, MeshAxis, \
-    mesh_axis_key
+from shardy_ref.ir.sdy_axes import (
+    AxisRef,
+    AxisRefList,
+    ListOfAxisRefLists,
+    Mesh,
+    MeshAxis,
+    mesh_axis_key,
+)
+from shardy_ref.ir.sdy_debug import ReductionOp
 from shardy_ref.ir.sdy_rules import DimMapping, OpShardingRule, TensorMapping, factor_symbol
-from shardy_ref.ir.sdy_sharding import AllToAllParam, AllToAllParamList, DimensionSharding, \
-    ManualAxes, TensorSharding, TensorShardingPerValue
+from shardy_ref.ir.sdy_sharding import (
+    AllToAllParam,
+    AllToAllParamList,
+    DimensionSharding,
+    ManualAxes,
+    TensorSharding,
+    TensorShardingPerValue,
+)
 from shardy_ref.parser import parse_attribute
 
 A, B = AxisRef("a"), AxisRef("b")
@@ -24,7 +37,7 @@ def sub(name, pre, size):
     (TensorSharding("foo", (DimensionSharding((), False), DimensionSharding()),
                     replicated_axes=(A,), unreduced_axes=(B,)),
      '#sdy.sharding<@foo, [{?}, {}], replicated={"a"}, unreduced={"b"}>'),
-    (TensorSharding("foo", (), unreduced_axes=(A,), reduction_op="max"),
+    (TensorSharding("foo", (), unreduced_axes=(A,), reduction_op=ReductionOp.MAX),
      '#sdy.sharding<@foo, [], unreduced=max{"a"}>'),
     (TensorSharding(Mesh((MeshAxis("x", 2),), (1, 0)), (DimensionSharding((AxisRef("x"),)),)),
      '#sdy.sharding<mesh<["x"=2], device_ids=[1, 0]>, [{"x"}]>'),

@@ -68,7 +68,7 @@ def test_unregistered_dialect_needs_the_flag():
 
 def test_chunk_line_offset_is_applied():
     """Errors in a chunk cut from a larger file name the line of the whole file."""
-    out, diagnostics = process_chunk(Chunk("func.func @f(%a i32)\n", 41), Options(), "big.mlir")
+    _, diagnostics = process_chunk(Chunk("func.func @f(%a i32)\n", 41), Options(), "big.mlir")
     assert str(diagnostics[0].location) == "big.mlir:41:16"
 
 

@@ -5,10 +5,9 @@ The same comparison, with a per-chunk report, is ``python tools/print_fidelity.p
 """
 from __future__ import annotations
 
-import pytest
-
 import corpus
 import print_fidelity
+import pytest
 
 THRESHOLD = 0.95  # issue 2: at least 95% of oracle-accepted chunks print identically
 

@@ -129,6 +129,26 @@ TYPES_ATTRS_OUTPUT = r"""module {
 }
 """
 
+# attribute and type aliases are resolved; locations are read and not printed
+ALIASES_LOCATIONS = r"""#s = #sdy.sharding<@mesh, [{"a"}]>
+!t = tensor<8xf32>
+#loc0 = loc("file.py":3:4)
+sdy.mesh @mesh = <["a"=2]>
+func.func @f(%arg0: !t {sdy.sharding = #s} loc("x.py":1:2), %arg1: tensor<8xf32>) -> !t {
+  %0 = stablehlo.add %arg0, %arg1 : !t loc(#loc0)
+  return %0 : !t loc(callsite("a"("b.py":1:1) at fused["c.py":2:2, unknown]))
+} loc(unknown)
+"""
+
+ALIASES_LOCATIONS_OUTPUT = r"""module {
+  sdy.mesh @mesh = <["a"=2]>
+  func.func @f(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}]>}, %arg1: tensor<8xf32>) -> tensor<8xf32> {
+    %0 = stablehlo.add %arg0, %arg1 : tensor<8xf32>
+    return %0 : tensor<8xf32>
+  }
+}
+"""
+
 # multi-block regions, successors and predecessor comments (MLIR's own example)
 BRANCHES = r""""builtin.module"() ({
   "func.func"() <{function_type = (i1, i32) -> i32, sym_name = "br"}> ({
@@ -155,6 +175,7 @@ BRANCHES = r""""builtin.module"() ({
     (NAMING_GENERIC, True, NAMING_GENERIC),
     (TYPES_ATTRS_INPUT, False, TYPES_ATTRS_OUTPUT),
     (BRANCHES, True, BRANCHES),
+    (ALIASES_LOCATIONS, False, ALIASES_LOCATIONS_OUTPUT),
 ])
 def test_prints_like_mlir(text, generic, expected):
     assert print_module(parse_module(text), generic=generic) == expected

@@ -70,7 +70,7 @@ def test_verify_diagnostics_offsets_and_notes():
 
 
 def test_generic_form_flag():
-    status, out, _ = _run(MODULE, generic=True)
+    _, out, _ = _run(MODULE, generic=True)
     assert out == '"builtin.module"() ({\n  "sdy.mesh"() <{mesh = #sdy.mesh<["a"=2]>, ' \
                   'sym_name = "m"}> : () -> ()\n}) : () -> ()\n'
 
