@@ -163,6 +163,15 @@ class DenseElementsAttr(Attribute):
     values: tuple
     is_splat: bool = False
 
+    @staticmethod
+    def from_values(type_: Type, values) -> DenseElementsAttr:
+        """Elements in row-major order; all-equal values are stored as a splat, as MLIR does
+        (so ``[[1, 1], [1, 1]]`` prints ``dense<1>``)."""
+        values = tuple(values)
+        if len(values) > 1 and all(_same_bits(v, values[0]) for v in values):
+            return DenseElementsAttr(type_, values[:1], True)
+        return DenseElementsAttr(type_, values, len(values) == 1)
+
     def __str__(self) -> str:
         from shardy_ref.ir.dense import format_dense
         return f"dense<{format_dense(self)}> : {self.type}"
@@ -182,6 +191,13 @@ class DenseElementsAttr(Attribute):
                 n *= d
             return self.values * n
         return self.values
+
+
+def _same_bits(a, b) -> bool:
+    """Equal as stored bits: 0.0 and -0.0 differ, a NaN equals the same NaN."""
+    if isinstance(a, float) or isinstance(b, float):
+        return repr(a) == repr(b)
+    return a == b and type(a) is type(b)
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,15 +31,11 @@ def _nest(items: list[str], shape) -> str:
     return "[" + ", ".join(items) + "]"
 
 
-def _dtype_name(et) -> str:
-    return str(et)
-
-
 def to_bytes(values, et) -> bytes:
     import numpy as np
 
     from shardy_ref.ir.dtypes import numpy_dtype
-    return np.asarray(values, dtype=numpy_dtype(_dtype_name(et))).tobytes()
+    return np.asarray(values, dtype=numpy_dtype(str(et))).tobytes()
 
 
 def from_bytes(data: bytes, et, count: int) -> tuple:
@@ -47,7 +43,7 @@ def from_bytes(data: bytes, et, count: int) -> tuple:
     import numpy as np
 
     from shardy_ref.ir.dtypes import numpy_dtype
-    arr = np.frombuffer(data, dtype=numpy_dtype(_dtype_name(et)))
+    arr = np.frombuffer(data, dtype=numpy_dtype(str(et)))
     if isinstance(et, ComplexType):
         return tuple(complex(v) for v in arr)
     if isinstance(et, FloatType):

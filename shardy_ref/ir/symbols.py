@@ -34,14 +34,8 @@ class SymbolTable:
         return self.symbols.get(name)
 
 
-def referenced_symbols(attr) -> set[str]:
-    """Root names of every symbol reference inside an attribute (sdy mesh refs included)."""
-    out: set[str] = set()
-    _collect(attr, out)
-    return out
-
-
 def _collect(attr, out: set[str]) -> None:
+    """Add the root names of the symbol references inside ``attr`` (sdy mesh refs too)."""
     if isinstance(attr, SymbolRefAttr):
         out.add(attr.root)
     elif isinstance(attr, ArrayAttr):

@@ -205,7 +205,3 @@ F64 = FloatType("f64")
 INDEX = IndexType()
 TOKEN = TokenType()
 NONE = NoneType()
-
-def element_type_of(t: Type) -> Type:
-    """The element type of a shaped type, or the type itself."""
-    return getattr(t, "element_type", t)

@@ -136,10 +136,8 @@ def parse_dense(body: str, type_):
         if len(values) == 1 and count != 1:
             return DenseElementsAttr(type_, values, True)
         if len(values) != count:
-            raise LiteralError(
-                f"elements hex data size is invalid for provided type: got {len(values)} elements, "
-                f"expected {count}")
-        return _maybe_splat(DenseElementsAttr, type_, values, count)
+            raise LiteralError(f"elements hex data size is invalid for provided type: '{type_}'")
+        return DenseElementsAttr.from_values(type_, values)
     if not body:
         if count != 0:
             raise LiteralError(f"parsed zero elements, but type ({type_}) expected at least 1")
@@ -156,24 +154,11 @@ def parse_dense(body: str, type_):
         raise LiteralError(
             f"inferred shape of elements literal ([{_join(inferred)}]) does not match "
             f"type ([{_join(shape)}])")
-    return _maybe_splat(DenseElementsAttr, type_, tuple(convert(v) for v in flat), count)
+    return DenseElementsAttr.from_values(type_, (convert(v) for v in flat))
 
 
 def _join(values) -> str:
     return ", ".join(map(str, values))
-
-
-def _maybe_splat(cls, type_, values, count):
-    first = values[0] if values else None
-    if count > 1 and all(_same(v, first) for v in values):
-        return cls(type_, (first,), True)
-    return cls(type_, tuple(values), count == 1 and len(values) == 1)
-
-
-def _same(a, b) -> bool:
-    if isinstance(a, float):
-        return repr(a) == repr(b)
-    return a == b
 
 
 def _dense_tree(tokens: list[str], pos: int):

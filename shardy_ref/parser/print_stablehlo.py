@@ -224,13 +224,7 @@ def print_composite(p: Printer, op):
     if not isinstance(name, StringAttr):
         return False
     p.write(f" {quote_string(name.value)} {p.values(op.operands)}")
-    if op.regions:
-        p.write(" (")
-        for i, region in enumerate(op.regions):
-            if i:
-                p.write(", ")
-            p.print_region(region, print_entry_args=True, print_empty_block=True)
-        p.write(")")
+    p.print_generic_regions(op.regions)
     defaults = {"version": IntegerAttr(0, I32), "composite_attributes": DictionaryAttr(())}
     p.write(p.op_attr_dict(op, ("name",), defaults))
     p.write(" : " + p.functional_type(op))

@@ -13,7 +13,6 @@ from collections.abc import Callable
 from shardy_ref.ir.builtin_attrs import (
     Attribute,
     DictionaryAttr,
-    UnitAttr,
     format_named_attr,
 )
 from shardy_ref.ir.opdefs import op_def
@@ -134,17 +133,22 @@ class Printer:
             discardable = op.attributes
             if op.properties is not None:
                 self.write(f" <{op.properties}>")
-        if op.regions:
-            self.write(" (")
-            for i, region in enumerate(op.regions):
-                if i:
-                    self.write(", ")
-                self.print_region(region, print_entry_args=True, print_empty_block=True)
-            self.write(")")
+        self.print_generic_regions(op.regions)
         self.write(self.attr_dict(discardable))
         self.write(" : " + self.functional_type(op))
 
     # -- regions -------------------------------------------------------------------------
+    def print_generic_regions(self, regions) -> None:
+        """`` ({...}, {...})`` with entry block headers, as the generic form writes regions."""
+        if not regions:
+            return
+        self.write(" (")
+        for i, region in enumerate(regions):
+            if i:
+                self.write(", ")
+            self.print_region(region, print_entry_args=True, print_empty_block=True)
+        self.write(")")
+
     def print_region(self, region: Region, print_entry_args: bool = False,
                      print_terminators: bool = True, print_empty_block: bool = False) -> None:
         """``{``, the blocks, then ``}`` at the current indentation (MLIR ``printRegion``)."""
@@ -209,6 +213,3 @@ def print_module(module: Operation, generic: bool = False) -> str:
     p.print_op(module)
     return p.text() + "\n"
 
-
-def print_attr_value(attr: Attribute) -> str:
-    return "unit" if isinstance(attr, UnitAttr) else str(attr)

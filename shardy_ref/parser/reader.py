@@ -33,7 +33,9 @@ def _parser(start: str = "start"):
     """The LALR parser for one start symbol; each has its own (smaller) cached tables."""
     from lark import Lark
 
+    from shardy_ref.parser import lazy_scanner
     from shardy_ref.parser.grammar import grammar_text
+    lazy_scanner.install()
     return Lark(grammar_text(), parser="lalr", lexer="contextual", transformer=_builder(),
                 start=start, cache=True, maybe_placeholders=True, propagate_positions=False)
 
