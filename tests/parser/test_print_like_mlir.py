@@ -149,6 +149,145 @@ ALIASES_LOCATIONS_OUTPUT = r"""module {
 }
 """
 
+# less common StableHLO ops: every pretty shape of the op table, defaults elided
+MANY_OPS = r"""func.func @f(%arg0: tensor<4xf32>, %arg1: tensor<4xf32>, %arg2: tensor<4xi32>, %arg3: tensor<2xi64>, %arg4: tensor<i32>, %arg5: tensor<f32>, %arg6: tensor<1xi64>, %arg7: !stablehlo.token, %arg8: tensor<4xcomplex<f32>>, %arg9: tensor<4xi1>, %arg10: tensor<i1>) {
+  %0 = stablehlo.dynamic_broadcast_in_dim %arg1, %arg3, dims = [1] : (tensor<4xf32>, tensor<2xi64>) -> tensor<?x4xf32>
+  %1 = stablehlo.dynamic_broadcast_in_dim %arg1, %arg3, dims = [1] {known_expanding_dimensions = array<i64>, known_nonexpanding_dimensions = array<i64: 0>} : (tensor<4xf32>, tensor<2xi64>) -> tensor<?x4xf32>
+  %2 = stablehlo.dynamic_iota %arg6, dim = 0 : (tensor<1xi64>) -> tensor<?xf32>
+  %3 = stablehlo.set_dimension_size %arg1, %arg4, dim = 0 : (tensor<4xf32>, tensor<i32>) -> tensor<?xf32, #stablehlo.bounds<4>>
+  %4 = stablehlo.rng %arg5, %arg5, %arg6, distribution = UNIFORM : (tensor<f32>, tensor<f32>, tensor<1xi64>) -> tensor<4xf32>
+  %5 = stablehlo.tuple %arg1, %arg2 : tuple<tensor<4xf32>, tensor<4xi32>>
+  %6 = stablehlo.get_tuple_element %5[0] : (tuple<tensor<4xf32>, tensor<4xi32>>) -> tensor<4xf32>
+  %7 = stablehlo.broadcast %arg1, sizes = [2] : (tensor<4xf32>) -> tensor<2x4xf32>
+  %8 = stablehlo.einsum %arg1, %arg1, config = "i,i->" : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>
+  %9 = stablehlo.reduce_precision %arg1, format = e5m10 : tensor<4xf32>
+  %10 = stablehlo.is_finite %arg1 : (tensor<4xf32>) -> tensor<4xi1>
+  %11 = stablehlo.complex %arg0, %arg1 : tensor<4xcomplex<f32>>
+  %12 = stablehlo.abs %arg8 : (tensor<4xcomplex<f32>>) -> tensor<4xf32>
+  %13 = stablehlo.real %arg8 : (tensor<4xcomplex<f32>>) -> tensor<4xf32>
+  %14 = stablehlo.select %arg9, %arg0, %arg1 : tensor<4xi1>, tensor<4xf32>
+  %15 = stablehlo.exponential %arg0 {result_accuracy = #stablehlo.result_accuracy<mode = #stablehlo.result_accuracy_mode<HIGHEST>>} : tensor<4xf32>
+  %16 = stablehlo.exponential %arg0 {result_accuracy = #stablehlo.result_accuracy<mode = #stablehlo.result_accuracy_mode<DEFAULT>>} : tensor<4xf32>
+  %17 = stablehlo.transpose %arg0, dims = [0] : (tensor<4xf32>) -> tensor<4xf32>
+  %18 = stablehlo.compare LE, %arg2, %arg2, NOTYPE : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
+  %19 = stablehlo.dot %arg0, %arg1, precision = [DEFAULT, HIGHEST] : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>
+  %20 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [0] x [0], precision = [DEFAULT, DEFAULT], algorithm = <lhs_precision_type = tf32, rhs_precision_type = tf32, accumulation_type = f32, lhs_component_count = 1, rhs_component_count = 1, num_primitive_operations = 1, allow_imprecise_accumulation = false> : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>
+  %21 = stablehlo.custom_call @"weird name"(%arg0) {api_version = 3 : i32, has_side_effect = false, called_computations = []} : (tensor<4xf32>) -> tensor<4xf32>
+  %22 = stablehlo.optimization_barrier {foo = 1 : i64} %arg0 : tensor<4xf32>
+  stablehlo.optimization_barrier()
+  %23 = "stablehlo.if"(%arg10) ({
+    stablehlo.return %arg5 : tensor<f32>
+  }, {
+    stablehlo.return %arg5 : tensor<f32>
+  }) : (tensor<i1>) -> tensor<f32>
+  %24 = stablehlo.exponential %arg0 : tensor<4xf32>
+  %25 = stablehlo.reverse %arg0, dims = [0] : tensor<4xf32>
+  %26 = stablehlo.pad %arg0, %arg5, low = [1], high = [-1], interior = [0] : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  %27 = stablehlo.slice %arg0 [0:4:2] : (tensor<4xf32>) -> tensor<2xf32>
+  %28 = stablehlo.composite "foo.bar" %arg0 {composite_attributes = {x = 1 : i32}, decomposition = @dec} : (tensor<4xf32>) -> tensor<4xf32>
+  %30 = stablehlo.constant {foo} dense<1.000000e+00> : tensor<8x16xf32>
+  %31 = stablehlo.concatenate %arg0, dim = 0 : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+func.func private @dec(%arg0: tensor<4xf32>) -> tensor<4xf32> {
+  return %arg0 : tensor<4xf32>
+}
+"""
+
+MANY_OPS_PRETTY = r"""module {
+  func.func @f(%arg0: tensor<4xf32>, %arg1: tensor<4xf32>, %arg2: tensor<4xi32>, %arg3: tensor<2xi64>, %arg4: tensor<i32>, %arg5: tensor<f32>, %arg6: tensor<1xi64>, %arg7: !stablehlo.token, %arg8: tensor<4xcomplex<f32>>, %arg9: tensor<4xi1>, %arg10: tensor<i1>) {
+    %0 = stablehlo.dynamic_broadcast_in_dim %arg1, %arg3, dims = [1] : (tensor<4xf32>, tensor<2xi64>) -> tensor<?x4xf32>
+    %1 = stablehlo.dynamic_broadcast_in_dim %arg1, %arg3, dims = [1] {known_expanding_dimensions = array<i64>, known_nonexpanding_dimensions = array<i64: 0>} : (tensor<4xf32>, tensor<2xi64>) -> tensor<?x4xf32>
+    %2 = stablehlo.dynamic_iota %arg6, dim = 0 : (tensor<1xi64>) -> tensor<?xf32>
+    %3 = stablehlo.set_dimension_size %arg1, %arg4, dim = 0 : (tensor<4xf32>, tensor<i32>) -> tensor<?xf32, #stablehlo.bounds<4>>
+    %4 = stablehlo.rng %arg5, %arg5, %arg6, distribution = UNIFORM : (tensor<f32>, tensor<f32>, tensor<1xi64>) -> tensor<4xf32>
+    %5 = stablehlo.tuple %arg1, %arg2 : tuple<tensor<4xf32>, tensor<4xi32>>
+    %6 = stablehlo.get_tuple_element %5[0] : (tuple<tensor<4xf32>, tensor<4xi32>>) -> tensor<4xf32>
+    %7 = stablehlo.broadcast %arg1, sizes = [2] : (tensor<4xf32>) -> tensor<2x4xf32>
+    %8 = stablehlo.einsum %arg1, %arg1, config = "i,i->" : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>
+    %9 = stablehlo.reduce_precision %arg1, format = e5m10 : tensor<4xf32>
+    %10 = stablehlo.is_finite %arg1 : (tensor<4xf32>) -> tensor<4xi1>
+    %11 = stablehlo.complex %arg0, %arg1 : tensor<4xcomplex<f32>>
+    %12 = stablehlo.abs %arg8 : (tensor<4xcomplex<f32>>) -> tensor<4xf32>
+    %13 = stablehlo.real %arg8 : (tensor<4xcomplex<f32>>) -> tensor<4xf32>
+    %14 = stablehlo.select %arg9, %arg0, %arg1 : tensor<4xi1>, tensor<4xf32>
+    %15 = stablehlo.exponential %arg0 {result_accuracy = #stablehlo.result_accuracy<mode = #stablehlo.result_accuracy_mode<HIGHEST>>} : tensor<4xf32>
+    %16 = stablehlo.exponential %arg0 : tensor<4xf32>
+    %17 = stablehlo.transpose %arg0, dims = [0] : (tensor<4xf32>) -> tensor<4xf32>
+    %18 = stablehlo.compare LE, %arg2, %arg2, NOTYPE : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
+    %19 = stablehlo.dot %arg0, %arg1, precision = [DEFAULT, HIGHEST] : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>
+    %20 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [0] x [0], precision = [DEFAULT, DEFAULT], algorithm = <lhs_precision_type = tf32, rhs_precision_type = tf32, accumulation_type = f32, lhs_component_count = 1, rhs_component_count = 1, num_primitive_operations = 1, allow_imprecise_accumulation = false> : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>
+    %21 = stablehlo.custom_call @"weird name"(%arg0) {api_version = 3 : i32} : (tensor<4xf32>) -> tensor<4xf32>
+    %22 = stablehlo.optimization_barrier {foo = 1 : i64} %arg0 : tensor<4xf32>
+    stablehlo.optimization_barrier()
+    %23 = "stablehlo.if"(%arg10) ({
+      stablehlo.return %arg5 : tensor<f32>
+    }, {
+      stablehlo.return %arg5 : tensor<f32>
+    }) : (tensor<i1>) -> tensor<f32>
+    %24 = stablehlo.exponential %arg0 : tensor<4xf32>
+    %25 = stablehlo.reverse %arg0, dims = [0] : tensor<4xf32>
+    %26 = stablehlo.pad %arg0, %arg5, low = [1], high = [-1], interior = [0] : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+    %27 = stablehlo.slice %arg0 [0:4:2] : (tensor<4xf32>) -> tensor<2xf32>
+    %28 = stablehlo.composite "foo.bar" %arg0 {composite_attributes = {x = 1 : i32}, decomposition = @dec} : (tensor<4xf32>) -> tensor<4xf32>
+    %cst = stablehlo.constant {foo} dense<1.000000e+00> : tensor<8x16xf32>
+    %29 = stablehlo.concatenate %arg0, dim = 0 : (tensor<4xf32>) -> tensor<4xf32>
+    return
+  }
+  func.func private @dec(%arg0: tensor<4xf32>) -> tensor<4xf32> {
+    return %arg0 : tensor<4xf32>
+  }
+}
+"""
+
+MANY_OPS_GENERIC = r""""builtin.module"() ({
+  "func.func"() <{function_type = (tensor<4xf32>, tensor<4xf32>, tensor<4xi32>, tensor<2xi64>, tensor<i32>, tensor<f32>, tensor<1xi64>, !stablehlo.token, tensor<4xcomplex<f32>>, tensor<4xi1>, tensor<i1>) -> (), sym_name = "f"}> ({
+  ^bb0(%arg1: tensor<4xf32>, %arg2: tensor<4xf32>, %arg3: tensor<4xi32>, %arg4: tensor<2xi64>, %arg5: tensor<i32>, %arg6: tensor<f32>, %arg7: tensor<1xi64>, %arg8: !stablehlo.token, %arg9: tensor<4xcomplex<f32>>, %arg10: tensor<4xi1>, %arg11: tensor<i1>):
+    %0 = "stablehlo.dynamic_broadcast_in_dim"(%arg2, %arg4) <{broadcast_dimensions = array<i64: 1>}> : (tensor<4xf32>, tensor<2xi64>) -> tensor<?x4xf32>
+    %1 = "stablehlo.dynamic_broadcast_in_dim"(%arg2, %arg4) <{broadcast_dimensions = array<i64: 1>, known_expanding_dimensions = array<i64>, known_nonexpanding_dimensions = array<i64: 0>}> : (tensor<4xf32>, tensor<2xi64>) -> tensor<?x4xf32>
+    %2 = "stablehlo.dynamic_iota"(%arg7) <{iota_dimension = 0 : i64}> : (tensor<1xi64>) -> tensor<?xf32>
+    %3 = "stablehlo.set_dimension_size"(%arg2, %arg5) <{dimension = 0 : i64}> : (tensor<4xf32>, tensor<i32>) -> tensor<?xf32, #stablehlo.bounds<4>>
+    %4 = "stablehlo.rng"(%arg6, %arg6, %arg7) <{rng_distribution = #stablehlo<rng_distribution UNIFORM>}> : (tensor<f32>, tensor<f32>, tensor<1xi64>) -> tensor<4xf32>
+    %5 = "stablehlo.tuple"(%arg2, %arg3) : (tensor<4xf32>, tensor<4xi32>) -> tuple<tensor<4xf32>, tensor<4xi32>>
+    %6 = "stablehlo.get_tuple_element"(%5) <{index = 0 : i32}> : (tuple<tensor<4xf32>, tensor<4xi32>>) -> tensor<4xf32>
+    %7 = "stablehlo.broadcast"(%arg2) <{broadcast_sizes = array<i64: 2>}> : (tensor<4xf32>) -> tensor<2x4xf32>
+    %8 = "stablehlo.einsum"(%arg2, %arg2) <{einsum_config = "i,i->"}> : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>
+    %9 = "stablehlo.reduce_precision"(%arg2) <{exponent_bits = 5 : i32, mantissa_bits = 10 : i32}> : (tensor<4xf32>) -> tensor<4xf32>
+    %10 = "stablehlo.is_finite"(%arg2) : (tensor<4xf32>) -> tensor<4xi1>
+    %11 = "stablehlo.complex"(%arg1, %arg2) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xcomplex<f32>>
+    %12 = "stablehlo.abs"(%arg9) : (tensor<4xcomplex<f32>>) -> tensor<4xf32>
+    %13 = "stablehlo.real"(%arg9) : (tensor<4xcomplex<f32>>) -> tensor<4xf32>
+    %14 = "stablehlo.select"(%arg10, %arg1, %arg2) : (tensor<4xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %15 = "stablehlo.exponential"(%arg1) <{result_accuracy = #stablehlo.result_accuracy<mode = #stablehlo.result_accuracy_mode<HIGHEST>>}> : (tensor<4xf32>) -> tensor<4xf32>
+    %16 = "stablehlo.exponential"(%arg1) <{result_accuracy = #stablehlo.result_accuracy<mode = #stablehlo.result_accuracy_mode<DEFAULT>>}> : (tensor<4xf32>) -> tensor<4xf32>
+    %17 = "stablehlo.transpose"(%arg1) <{permutation = array<i64: 0>}> : (tensor<4xf32>) -> tensor<4xf32>
+    %18 = "stablehlo.compare"(%arg3, %arg3) <{compare_type = #stablehlo<comparison_type NOTYPE>, comparison_direction = #stablehlo<comparison_direction LE>}> : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
+    %19 = "stablehlo.dot"(%arg1, %arg2) <{precision_config = [#stablehlo<precision DEFAULT>, #stablehlo<precision HIGHEST>]}> : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>
+    %20 = "stablehlo.dot_general"(%arg1, %arg2) <{algorithm = #stablehlo.dot_algorithm<lhs_precision_type = tf32, rhs_precision_type = tf32, accumulation_type = f32, lhs_component_count = 1, rhs_component_count = 1, num_primitive_operations = 1, allow_imprecise_accumulation = false>, dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [0], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision DEFAULT>, #stablehlo<precision DEFAULT>]}> : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>
+    %21 = "stablehlo.custom_call"(%arg1) <{api_version = 3 : i32, call_target_name = "weird name", called_computations = [], has_side_effect = false}> : (tensor<4xf32>) -> tensor<4xf32>
+    %22 = "stablehlo.optimization_barrier"(%arg1) {foo = 1 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+    "stablehlo.optimization_barrier"() : () -> ()
+    %23 = "stablehlo.if"(%arg11) ({
+      "stablehlo.return"(%arg6) : (tensor<f32>) -> ()
+    }, {
+      "stablehlo.return"(%arg6) : (tensor<f32>) -> ()
+    }) : (tensor<i1>) -> tensor<f32>
+    %24 = "stablehlo.exponential"(%arg1) : (tensor<4xf32>) -> tensor<4xf32>
+    %25 = "stablehlo.reverse"(%arg1) <{dimensions = array<i64: 0>}> : (tensor<4xf32>) -> tensor<4xf32>
+    %26 = "stablehlo.pad"(%arg1, %arg6) <{edge_padding_high = array<i64: -1>, edge_padding_low = array<i64: 1>, interior_padding = array<i64: 0>}> : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+    %27 = "stablehlo.slice"(%arg1) <{limit_indices = array<i64: 4>, start_indices = array<i64: 0>, strides = array<i64: 2>}> : (tensor<4xf32>) -> tensor<2xf32>
+    %28 = "stablehlo.composite"(%arg1) <{composite_attributes = {x = 1 : i32}, decomposition = @dec, name = "foo.bar"}> : (tensor<4xf32>) -> tensor<4xf32>
+    %29 = "stablehlo.constant"() <{value = dense<1.000000e+00> : tensor<8x16xf32>}> {foo} : () -> tensor<8x16xf32>
+    %30 = "stablehlo.concatenate"(%arg1) <{dimension = 0 : i64}> : (tensor<4xf32>) -> tensor<4xf32>
+    "func.return"() : () -> ()
+  }) : () -> ()
+  "func.func"() <{function_type = (tensor<4xf32>) -> tensor<4xf32>, sym_name = "dec", sym_visibility = "private"}> ({
+  ^bb0(%arg0: tensor<4xf32>):
+    "func.return"(%arg0) : (tensor<4xf32>) -> ()
+  }) : () -> ()
+}) : () -> ()
+"""
+
 # multi-block regions, successors and predecessor comments (MLIR's own example)
 BRANCHES = r""""builtin.module"() ({
   "func.func"() <{function_type = (i1, i32) -> i32, sym_name = "br"}> ({
@@ -176,6 +315,8 @@ BRANCHES = r""""builtin.module"() ({
     (TYPES_ATTRS_INPUT, False, TYPES_ATTRS_OUTPUT),
     (BRANCHES, True, BRANCHES),
     (ALIASES_LOCATIONS, False, ALIASES_LOCATIONS_OUTPUT),
+    (MANY_OPS, False, MANY_OPS_PRETTY),
+    (MANY_OPS, True, MANY_OPS_GENERIC),
 ])
 def test_prints_like_mlir(text, generic, expected):
     assert print_module(parse_module(text), generic=generic) == expected
