@@ -22,11 +22,18 @@ class Diagnostic:
     def __str__(self) -> str:
         return f"{self.location}: {self.severity}: {self.message}"
 
-    def render(self) -> str:
-        """The diagnostic and its notes, one per line, as mlir-opt writes them to stderr."""
-        lines = [str(self)]
-        lines.extend(str(n) for n in self.notes)
-        return "\n".join(lines)
+    def render(self, source_lines: list[str] | None = None) -> str:
+        """The diagnostic and its notes as mlir-opt writes them to stderr: each message,
+        then (given the source) the line it points at and a caret under the column."""
+        out = []
+        for d in (self, *self.notes):
+            out.append(str(d))
+            loc = d.location
+            if source_lines is not None and loc.is_known and 0 < loc.line <= len(source_lines):
+                text = source_lines[loc.line - 1].expandtabs(8)
+                out.append(text)
+                out.append(" " * (loc.col - 1) + "^")
+        return "\n".join(out)
 
 
 class ShardyRefError(Exception):

@@ -169,6 +169,7 @@ def run(opts: Options, stdin=None, stdout=None, stderr=None) -> int:
             return 1
         filename = opts.input
     outputs, failed = [], False
+    source_lines = text.split("\n")
     for chunk in split_chunks(text, opts.split):
         out, diagnostics = process_chunk(chunk, opts, filename)
         if opts.verify_diagnostics:
@@ -179,7 +180,7 @@ def run(opts: Options, stdin=None, stdout=None, stderr=None) -> int:
             failed |= bool(errors)
         else:
             for d in diagnostics:
-                stderr.write(d.render() + "\n")
+                stderr.write(d.render(source_lines) + "\n")
             failed |= out is None or any(d.severity == "error" for d in diagnostics)
         if out is not None:
             outputs.append(out.rstrip("\n"))
