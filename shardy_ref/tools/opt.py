@@ -139,7 +139,8 @@ def process_chunk(chunk: Chunk, opts: Options, filename: str):
         PassManager(pipeline, verify=verify_module).run(module, ctx)
         return print_module(module, generic=opts.generic), ctx.diagnostics
     except ShardyRefError as e:
-        return None, [*ctx.diagnostics, e.diagnostic]
+        others = [o.diagnostic for o in getattr(e, "others", ())]
+        return None, [*ctx.diagnostics, e.diagnostic, *others]
 
 
 def check_registered(module) -> None:

@@ -8,27 +8,20 @@ location with upstream's message.
 from __future__ import annotations
 
 from shardy_ref.ir.diagnostics import Diagnostic, VerifyError
-from shardy_ref.ir.opdefs import op_def
 from shardy_ref.ir.operation import BlockArgument, Operation, OpResult
 from shardy_ref.ir.types import FunctionType
+from shardy_ref.ir.verify import op_verifier
 
 # Regions whose values need not dominate their uses (MLIR graph regions).
 _GRAPH_REGION_OPS = {"builtin.module"}
 
 
-def verify_module(module: Operation) -> None:
-    _verify_unique_symbols(module)
+def verify_dominance(module: Operation) -> None:
     for op in module.walk():
         _verify_operands(op)
-        d = op_def(op.name)
-        if d is not None and d.isolated_from_above:
-            _verify_isolated(op)
-        check = _OP_CHECKS.get(op.name)
-        if check is not None:
-            check(op)
 
 
-def _verify_unique_symbols(op: Operation) -> None:
+def verify_unique_symbols(op: Operation) -> None:
     from shardy_ref.ir.symbols import symbol_name
 
     for region in op.regions:
@@ -44,7 +37,7 @@ def _verify_unique_symbols(op: Operation) -> None:
                                                   "see existing symbol definition here")])
                 seen[name] = child
                 if child.name == "builtin.module":
-                    _verify_unique_symbols(child)
+                    verify_unique_symbols(child)
 
 
 def _verify_operands(op: Operation) -> None:
@@ -94,7 +87,7 @@ def _block_contains(block, op: Operation) -> bool:
     return False
 
 
-def _verify_isolated(isolated: Operation) -> None:
+def verify_isolated(isolated: Operation) -> None:
     """Ops nested in an op isolated from above may only use values defined inside it."""
     for region in isolated.regions:
         for block in region.blocks:
@@ -114,7 +107,8 @@ def _verify_isolated(isolated: Operation) -> None:
                                             "required by region isolation constraints")])
 
 
-def _verify_func_return(op: Operation) -> None:
+@op_verifier("func.return")
+def _verify_func_return(op: Operation, ctx) -> None:
     func = op.parent_op
     if func is None or func.name != "func.func":
         return
@@ -130,5 +124,3 @@ def _verify_func_return(op: Operation) -> None:
                               f"doesn't match function result type ('{expected}') in function "
                               f"@{name}")
 
-
-_OP_CHECKS = {"func.return": _verify_func_return}

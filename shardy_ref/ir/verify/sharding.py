@@ -1,0 +1,1 @@
+"""Verifier rules (being written)."""
