@@ -47,6 +47,13 @@ class MeshAxis(SdyAttr):
     def params(self) -> str:
         return f"{quote_string(self.name)}={self.size}"
 
+    @staticmethod
+    def verify_params(name: str, size: int) -> str | None:
+        """Upstream ``MeshAxisAttr::verify``, run when the attribute is built."""
+        if size <= 0:
+            return f"axis size must be at least 1, got: {size}"
+        return None
+
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +72,38 @@ class Mesh(SdyAttr):
         if self.axes and self.device_ids == tuple(range(len(self.device_ids))) and \
                 len(self.device_ids) == self.total_size:
             object.__setattr__(self, "device_ids", ())
+
+    @staticmethod
+    def verify_params(axes, device_ids) -> str | None:
+        """Upstream ``MeshAttr::verify`` (MESHATTR-1..4, spec 003 §3.11): the first broken
+        rule's message, or None. Upstream runs it when the attribute is built, so a bad
+        mesh is a parse error. Its last check (explicit ``device_ids`` equal to iota) cannot
+        fail here, as such ids are dropped on construction, as upstream's builder does."""
+        for device_id in device_ids:
+            if device_id < 0:
+                return f"device id must be non-negative, got: {device_id}"
+        if not axes:
+            if len(device_ids) > 1:
+                return "axes is empty and device_ids has more than one element"
+            return None
+        seen: set[str] = set()
+        for axis in axes:
+            if axis.name in seen:
+                return f'duplicate axis name: "{axis.name}"'
+            seen.add(axis.name)
+        if not device_ids:
+            return None
+        total = 1
+        for axis in axes:
+            total *= axis.size
+        if total != len(device_ids):
+            return ("total product of axis sizes must match total number of device ids, "
+                    f"got: {total} != {len(device_ids)}")
+        ordered = sorted(device_ids)
+        if ordered != list(range(len(ordered))):
+            return ("sorted device ids must be iota(product(axes)), got: "
+                    + ", ".join(map(str, ordered)))
+        return None
 
     def params(self) -> str:
         axes = ", ".join(a.params() for a in self.axes)

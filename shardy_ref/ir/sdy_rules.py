@@ -17,8 +17,10 @@ START_AT_Z = 17  # upstream ``kStartAtZ``: index 17 is 'z', 18 is 'z_1'
 
 
 def factor_symbol(index: int) -> str:
+    """Upstream ``factorSymbolString``: 0..17 are ``i``..``z``, then ``z_1``, ``z_2``, ...
+    A negative index (only from a wrapped-around ``z_N``) is ``'i' + index`` as a C char."""
     if index <= START_AT_Z:
-        return chr(ord("i") + index)
+        return chr((ord("i") + index) % 256)
     return f"z_{index - START_AT_Z}"
 
 

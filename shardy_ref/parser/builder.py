@@ -8,6 +8,7 @@ is isolated from above; forward references are allowed and checked at the end).
 """
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import ChainMap
 
 from lark import Token, Transformer
@@ -50,9 +51,14 @@ class CoreBuilder(Transformer):
         super().__init__(visit_tokens=False)
         self.reset("<stdin>")
 
-    def reset(self, filename: str, line_offset: int = 0) -> None:
+    def reset(self, filename: str, line_offset: int = 0, text: str = "") -> None:
         self.filename = filename
         self.line_offset = line_offset
+        self.text = text
+        self._line_starts: list[int] | None = None
+        # diagnostics that do not stop the parse (upstream emits some, e.g. factor symbol
+        # index overflow, and goes on)
+        self.nonfatal: list[Diagnostic] = []
         self.attr_aliases: dict[str, ba.Attribute] = {}
         self.type_aliases: dict = {}
         self.pending: dict[Operation, PendingOperands] = {}
@@ -65,6 +71,20 @@ class CoreBuilder(Transformer):
     # -- helpers -------------------------------------------------------------------------
     def loc(self, tok) -> Location:
         return Location(self.filename, tok.line + self.line_offset, tok.column)
+
+    def loc_at(self, offset: int) -> Location:
+        """The location of a character offset into the text being parsed."""
+        if self._line_starts is None:
+            starts = [0]
+            find = self.text.find
+            i = find("\n")
+            while i >= 0:
+                starts.append(i + 1)
+                i = find("\n", i + 1)
+            self._line_starts = starts
+        line = bisect_right(self._line_starts, offset)
+        return Location(self.filename, line + self.line_offset,
+                        offset - self._line_starts[line - 1] + 1)
 
     def error(self, tok, message: str) -> ParseError:
         return ParseError(self.loc(tok), message)
@@ -340,6 +360,7 @@ class CoreBuilder(Transformer):
     def dialect_type(self, items):
         tok, body = items
         name = str(tok)
+        self.check_dialect_body(body)
         if body is None:
             if name == "!stablehlo.token":
                 return TOKEN
@@ -480,9 +501,19 @@ class CoreBuilder(Transformer):
     def type_attr(self, items):
         return ba.TypeAttr(items[0])
 
+    def check_dialect_body(self, body) -> None:
+        """MLIR pre-scans a ``#d.x<...>``/``!d.x<...>`` body for balanced brackets before
+        the dialect parses it; the grammar balanced only its angle brackets."""
+        if body is not None:
+            from shardy_ref.parser.errors import unbalanced_dialect_body
+            error = unbalanced_dialect_body(self.text, body.start_pos, self.loc_at)
+            if error is not None:
+                raise error
+
     def hash_attr(self, items):
         tok, body = items
         name = str(tok)
+        self.check_dialect_body(body)
         if body is None and name in self.attr_aliases:
             return self.attr_aliases[name]
         if body is None and "." not in name:
@@ -501,9 +532,6 @@ class CoreBuilder(Transformer):
 
     def struct_field(self, items):
         return (str(items[0]), items[1])
-
-    def dialect_attr(self, items):
-        return items[0]
 
     # -- SSA name resolution -------------------------------------------------------------
     def resolve_operands(self, root: Operation) -> None:

@@ -57,6 +57,14 @@ def translate_lark_error(e: UnexpectedInput, text: str, filename: str,
         col = pos - (text.rfind("\n", 0, pos) + 1) + 1
         return Location(filename, line + line_offset, col)
 
+    pos = _error_pos(e)
+    if pos is not None and pos < len(text) and text[pos] in "<[{":
+        found = None
+        if text[pos] == "<" and _DIALECT_ID_BEFORE.search(text[max(0, pos - 200):pos]):
+            found = unbalanced_dialect_body(text, pos, at)
+        found = found or _sdy_slot_error(e, text, pos, at)
+        if found is not None:
+            return found
     if isinstance(e, UnexpectedCharacters):
         ch = text[e.pos_in_stream] if e.pos_in_stream < len(text) else ""
         return ParseError(at(e.pos_in_stream), f"unexpected character '{ch}'")
@@ -77,6 +85,77 @@ def translate_lark_error(e: UnexpectedInput, text: str, filename: str,
     line = getattr(e, "line", 1)
     return ParseError(Location(filename, line + line_offset, getattr(e, "column", 1)),
                       str(e).splitlines()[0])
+
+
+def _error_pos(e: UnexpectedInput) -> int | None:
+    if isinstance(e, UnexpectedCharacters):
+        return e.pos_in_stream
+    if isinstance(e, UnexpectedToken) and e.token.type != "$END":
+        return e.token.start_pos
+    return None
+
+
+_DIALECT_ID_BEFORE = re.compile(r"[#!][a-zA-Z_][a-zA-Z0-9_$.\-]*\s*$")
+_CLOSERS = {">": "<", "]": "[", ")": "(", "}": "{"}
+_STRING_AT = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+
+
+def unbalanced_dialect_body(text: str, pos: int, at) -> ParseError | None:
+    """MLIR's pre-scan of the ``<...>`` body of a ``#dialect.x``/``!dialect.x`` at ``pos``
+    (``parseDialectSymbolBody``): brackets must balance (``->`` and strings aside). The
+    error points at MLIR's current token then: the last string lexed, else the ``<``."""
+    stack: list[str] = []
+    current = pos
+    i = pos
+    while i < len(text):
+        c = text[i]
+        if c == '"':
+            m = _STRING_AT.match(text, i)
+            if m is None:
+                return None  # an unterminated string: the lexer's error, not this one
+            current, i = i, m.end()
+            continue
+        i += 1
+        if c in "<[({":
+            stack.append(c)
+        elif c == "-" and text.startswith(">", i):
+            i += 1
+        elif c in _CLOSERS:
+            if stack[-1] != _CLOSERS[c]:
+                break
+            stack.pop()
+            if not stack:
+                return None
+    return ParseError(at(current), f"unbalanced '{stack[-1]}' character in pretty dialect name")
+
+
+_SDY_OP_BEFORE = re.compile(r"(sdy\.[a-z_]+)(?![\w$.])")
+
+
+def _sdy_slot_error(e: UnexpectedInput, text: str, pos: int, at) -> ParseError | None:
+    """A stripped sdy attribute in op syntax whose brackets the grammar could not match
+    (``[{"a"]``): parse it as upstream does, token by token from its first bracket, for
+    upstream's error. None when that parse succeeds (the problem lies elsewhere)."""
+    from shardy_ref.parser import sdy_attr_parser as sap
+    from shardy_ref.parser.builder_sdy import slot_kind
+
+    expected = getattr(e, "allowed", None) or getattr(e, "accepts", None) or \
+        getattr(e, "expected", None) or ()
+    if not {"OPAQUE_BODY", "SQUARE_BODY", "CURLY_BODY"} & set(expected):
+        return None
+    ops = list(_SDY_OP_BEFORE.finditer(text, 0, pos))
+    kind = slot_kind(ops[-1].group(1), text[pos]) if ops else None
+    if kind is None:
+        return None
+    try:
+        sap.parse_stripped(kind, text, pos, len(text), whole=False)
+    except sap.SdyParseError as err:
+        out = [ParseError(at(offset),
+                          f"custom op '{ops[-1].group(1)}' {message}" if prefixed else message)
+               for offset, message, prefixed in err.errors]
+        out[0].others = out[1:]
+        return out[0]
+    return None
 
 
 def _unknown_op(name: str) -> str:

@@ -14,12 +14,26 @@ HERE = Path(__file__).parent
 _IDENT_TAIL = r"(?![a-zA-Z0-9_$.])"
 
 
+_STRING = r'"(?:[^"\\\n]|\\.)*"'
+
+
 def _opaque_body_regex(depth: int = 4) -> str:
-    """``<...>`` with balanced angle brackets (``->`` does not close), strings kept whole."""
-    string = r'"(?:[^"\\\n]|\\.)*"'
-    inner = rf"<(?:->|[^<>\"]|{string})*>"
+    """``<...>`` with balanced angle brackets, strings kept whole; ``->`` never closes
+    one (a ``-`` can only match as part of it when a ``>`` follows)."""
+    inner = rf"<(?:->|-(?!>)|[^<>\"\-]|{_STRING})*>"
     for _ in range(depth):
-        inner = rf"<(?:->|[^<>\"]|{string}|{inner})*>"
+        inner = rf"<(?:->|-(?!>)|[^<>\"\-]|{_STRING}|{inner})*>"
+    return inner
+
+
+def _bracket_body_regex(open_: str, close: str, depth: int = 6) -> str:
+    """``[...]`` or ``{...}`` with that bracket balanced, strings kept whole: the extent of
+    a stripped sdy attribute in op syntax (its parser then reads it token by token). No
+    ``%`` outside strings: a body that would run on into SSA values is not one."""
+    o, c = re.escape(open_), re.escape(close)
+    inner = rf"{o}(?:[^{o}{c}\"%]|{_STRING})*{c}"
+    for _ in range(depth):
+        inner = rf"{o}(?:[^{o}{c}\"%]|{_STRING}|{inner})*{c}"
     return inner
 
 
@@ -40,6 +54,7 @@ def grammar_text() -> str:
     # the builder checks the op has the common pretty shape (FORMATS).
     op_terminals += f"\nSHLO_PRETTY.4: /stablehlo\\.[a-z_]+{_IDENT_TAIL}/"
     return (text.replace("{{CUSTOM_OPS}}", "".join(f" | {r}" for r in syntax.CUSTOM_OP_RULES))
-            .replace("{{DIALECT_ATTRS}}", " | ".join(syntax.DIALECT_ATTR_RULES))
             .replace("{{OPAQUE_BODY}}", "/" + _opaque_body_regex() + "/")
+            .replace("{{SQUARE_BODY}}", "/" + _bracket_body_regex("[", "]") + "/")
+            .replace("{{CURLY_BODY}}", "/" + _bracket_body_regex("{", "}") + "/")
             .replace("{{OP_TERMINALS}}", op_terminals))

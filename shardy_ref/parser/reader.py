@@ -40,12 +40,15 @@ def _parser(start: str = "start"):
                 start=start, cache=True, maybe_placeholders=True, propagate_positions=False)
 
 
-def parse_module(text: str, filename: str = "<stdin>", line_offset: int = 0) -> Operation:
+def parse_module(text: str, filename: str = "<stdin>", line_offset: int = 0,
+                 diagnostics: list | None = None) -> Operation:
     """Parse MLIR text into a ``builtin.module`` op (wrapping top-level ops if needed).
 
     ``line_offset`` shifts reported line numbers, for chunks cut out of a larger file.
+    Diagnostics that upstream emits without failing the parse are appended to
+    ``diagnostics`` (they are dropped if it is None).
     """
-    return _parse(text, "start", filename, line_offset)
+    return _parse(text, "start", filename, line_offset, diagnostics)
 
 
 def parse_attribute(text: str, filename: str = "<string>"):
@@ -58,13 +61,14 @@ def parse_type(text: str, filename: str = "<string>"):
     return _parse(text, "type", filename, 0)
 
 
-def _parse(text: str, start: str, filename: str, line_offset: int):
+def _parse(text: str, start: str, filename: str, line_offset: int,
+           diagnostics: list | None = None):
     from lark.exceptions import UnexpectedInput
 
     from shardy_ref.parser.errors import translate_lark_error
 
     builder = _builder()
-    builder.reset(filename, line_offset)
+    builder.reset(filename, line_offset, text)
     parser = _parser(start)
     gc_was_enabled = gc.isenabled()
     gc.disable()
@@ -78,6 +82,8 @@ def _parse(text: str, start: str, filename: str, line_offset: int):
         raise ParseError(Location(filename, 1 + line_offset, 1),
                          "input is nested too deeply to parse") from None
     finally:
+        if diagnostics is not None:
+            diagnostics.extend(builder.nonfatal)
         builder.reset(filename)
         if gc_was_enabled:
             gc.enable()

@@ -44,4 +44,3 @@ OP_TERMINALS: dict[str, list[str]] = {
 }
 
 CUSTOM_OP_RULES = ["_sdy_op", "_stablehlo_op"]
-DIALECT_ATTR_RULES = ["sdy_attr"]

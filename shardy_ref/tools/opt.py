@@ -128,7 +128,7 @@ def process_chunk(chunk: Chunk, opts: Options, filename: str):
 
     ctx = PassContext()
     try:
-        module = parse_module(chunk.text, filename, chunk.first_line - 1)
+        module = parse_module(chunk.text, filename, chunk.first_line - 1, ctx.diagnostics)
         if not opts.allow_unregistered:
             check_registered(module)
         verify_module(module)
