@@ -138,3 +138,104 @@ def op_sharding_rules(draw) -> OpShardingRule:
         tuple(f for f in factors if kinds[f] == "need_replication"),
         tuple(f for f in factors if kinds[f] == "permutation"),
         blocked, draw(st.booleans()))
+
+
+@st.composite
+def verifiable_op_sharding_rules(draw) -> OpShardingRule:
+    """An :func:`op_sharding_rules` rule that also passes upstream's verifier (spec 003
+    OSR-*, DIMMAP-*): no size-1 factor in a multi-factor dimension and no reduction factor
+    in a result."""
+    import dataclasses
+
+    rule = draw(op_sharding_rules())
+    mappings = (*rule.operand_mappings, *rule.result_mappings)
+    multi = {f for m in mappings for d in m.dim_mappings if len(d.factor_indices) > 1
+             for f in d.factor_indices}
+    in_results = {f for m in rule.result_mappings for d in m.dim_mappings
+                  for f in d.factor_indices}
+    return dataclasses.replace(
+        rule,
+        factor_sizes=tuple(2 if size == 1 and f in multi else size
+                           for f, size in enumerate(rule.factor_sizes)),
+        reduction_factors=tuple(f for f in rule.reduction_factors if f not in in_results))
+
+
+def rule_tensor_types(rule: OpShardingRule):
+    """Operand and result types matching ``rule``: each dimension is the product of the
+    sizes of its factors."""
+    from shardy_ref.ir.types import F32, RankedTensorType
+
+    def tensor(mapping: TensorMapping) -> RankedTensorType:
+        shape = []
+        for dim in mapping.dim_mappings:
+            size = 1
+            for f in dim.factor_indices:
+                size *= rule.factor_sizes[f]
+            shape.append(size)
+        return RankedTensorType(tuple(shape), F32)
+
+    return ([tensor(m) for m in rule.operand_mappings],
+            [tensor(m) for m in rule.result_mappings])
+
+
+@st.composite
+def propagation_edges(draw, num_operands: int, num_results: int,
+                      axis_names: tuple[str, ...] = AXIS_NAMES):
+    """A ``#sdy.propagation_edges`` attribute valid for an op with that many operands and
+    results, at least two values in all (spec 003 §3.14): unique non-negative steps, each
+    axis entry's targets unique and different from its source."""
+    from shardy_ref.ir.sdy_debug import (
+        AxisToPropagationDetails,
+        EdgeValueRef,
+        PropagationEdges,
+        PropagationOneStep,
+    )
+
+    refs = [EdgeValueRef("operand", i) for i in range(num_operands)] + \
+           [EdgeValueRef("result", i) for i in range(num_results)]
+    steps = draw(st.lists(st.integers(0, 1000), min_size=1, max_size=3, unique=True))
+    out = []
+    for step in steps:
+        entries = []
+        for _ in range(draw(st.integers(1, 3))):
+            source = draw(st.sampled_from(refs))
+            others = [r for r in refs if r != source]
+            targets = draw(st.lists(st.sampled_from(others), min_size=1, unique=True))
+            axis = AxisRef(draw(st.sampled_from(axis_names)))
+            entries.append(AxisToPropagationDetails(axis, source, tuple(targets)))
+        out.append(PropagationOneStep(step, tuple(entries)))
+    return PropagationEdges(tuple(out))
+
+
+# --- shardings with room for a mutation (tests/ir/test_verify_sharding_props.py) ---------
+
+FREE_AXIS = "free"  # not in AXIS_NAMES, so never used by tensor_shardings
+
+
+@st.composite
+def ranked_tensor_types(draw, rank: int):
+    """A ``tensor<...>`` of ``rank`` dims, some dynamic or of size 0."""
+    from shardy_ref.ir.types import F32, I32, RankedTensorType
+
+    dims = tuple(draw(st.one_of(st.none(), st.integers(0, 16))) for _ in range(rank))
+    return RankedTensorType(dims, draw(st.sampled_from([F32, I32])))
+
+
+@st.composite
+def shardings_with_free_axis(draw, free_sizes=(4, 6, 8, 16), inline: bool | None = None):
+    """``(mesh, sharding)``: a valid sharding (by ``@mesh`` or inline) on a mesh with an
+    axis ``FREE_AXIS`` of a composite size that the sharding doesn't use."""
+    names = draw(st.lists(st.sampled_from(AXIS_NAMES), max_size=3, unique=True))
+    axes = [MeshAxis(n, draw(st.sampled_from([1, 2, 3, 4, 6, 8, 16]))) for n in names]
+    free = MeshAxis(FREE_AXIS, draw(st.sampled_from(free_sizes)))
+    pos = draw(st.integers(0, len(axes)))
+    mesh = Mesh((*axes[:pos], free, *axes[pos:]))
+    sharding = draw(tensor_shardings(Mesh(tuple(axes)), mesh_name="mesh"))
+    if inline if inline is not None else draw(st.booleans()):
+        sharding = sharding.replace(mesh_or_ref=mesh)
+    return mesh, sharding
+
+
+def proper_sub_axes(size: int) -> list[AxisRef]:
+    """Every valid sub-axis ``(pre)k`` of the axis ``FREE_AXIS`` of ``size``."""
+    return [AxisRef(FREE_AXIS, SubAxisInfo(p, k)) for p, k in _divisor_pairs(size)]

@@ -129,5 +129,29 @@ class PropagationEdges(SdyAttr):
     MNEMONIC: ClassVar[str] = "propagation_edges"
     value: tuple[PropagationOneStep, ...] = ()
 
+    def verify_params(self) -> str | None:
+        """Upstream ``PropagationEdgesAttr::verify``, which MLIR runs when the attribute is
+        built (so the parser reports it, at the attribute): the message of the first
+        broken rule (step indices non-negative and unique, no source among its targets,
+        no target twice), or None."""
+        seen_steps: set[int] = set()
+        for step in self.value:
+            index = step.step_index
+            if index < 0:
+                return f"propagation edges have negative step index: {index}"
+            if index in seen_steps:
+                return f"propagation edges have duplicate step index: {index}"
+            seen_steps.add(index)
+            for entry in step.axis_entries:
+                seen_targets: set[EdgeValueRef] = set()
+                for target in entry.targets:
+                    if target == entry.source:
+                        return "propagation edges have a source that is the same as a target"
+                    if target in seen_targets:
+                        return ("propagation edges have duplicate targets for step index: "
+                                f"{index} and axis: {entry.axis_name.name}")
+                    seen_targets.add(target)
+        return None
+
     def params(self) -> str:
         return "<[" + ", ".join(s.params() for s in self.value) + "]>"

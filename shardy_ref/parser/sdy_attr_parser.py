@@ -305,6 +305,8 @@ class SdyAttrParser:
         return DimensionSharding(tuple(axes), is_closed, priority)
 
     def mesh_or_ref(self):
+        """Upstream ``parseMeshOrRef``: ``mesh<...>`` or a flat symbol reference; anything
+        else is parsed as some attribute, then rejected."""
         if self.optional_keyword("mesh") is not None:
             try:
                 return self.mesh()
@@ -312,11 +314,67 @@ class SdyAttrParser:
                 e.errors.append((self.here(), "failed to parse MeshAttr", True))
                 raise
         tok = self.peek()
-        if tok is None or tok.kind != "symbol":
-            raise self.error("expected attribute value", prefixed=False, at=self.after_previous())
-        self.pos += 1
-        body = tok.text[1:]
-        return unquote(body) if body.startswith('"') else body
+        if tok is not None and tok.kind == "symbol" and not self._nested_symbol_follows():
+            self.pos += 1
+            body = tok.text[1:]
+            return unquote(body) if body.startswith('"') else body
+        try:
+            if not self._skip_other_attribute():
+                raise self.error("expected attribute value", prefixed=False,
+                                 at=self.after_previous())
+            raise SdyParseError(tok.start, "invalid kind of attribute specified")
+        except SdyParseError as e:
+            e.errors.append((self.here(), "expecting MeshAttr or FlatSymbolRefAttr, got: "
+                             "<<NULL ATTRIBUTE>>", True))
+            raise
+
+    def _nested_symbol_follows(self) -> bool:
+        """``@a::@b``: a nested reference, which is not a flat one."""
+        nxt = self.toks[self.pos + 1:self.pos + 3]
+        return len(nxt) == 2 and nxt[0].text == ":" and nxt[1].text == ":" and \
+            nxt[0].end == nxt[1].start
+
+    def _skip_other_attribute(self) -> bool:
+        """Step over a well-formed attribute of another kind (a string, a number, a
+        nested symbol reference, a ``#dialect<...>`` attribute or a keyword constant);
+        False if no attribute starts here."""
+        tok = self.peek()
+        if tok is None:
+            return False
+        if tok.kind in ("string", "int") or tok.text in ("true", "false", "unit"):
+            self.pos += 1
+            return True
+        if tok.kind == "punct" and tok.text == "-" and self.pos + 1 < len(self.toks) and \
+                self.toks[self.pos + 1].kind == "int":
+            self.pos += 2
+            return True
+        if tok.kind == "symbol":
+            self.pos += 1
+            while self._at_double_colon():
+                self.pos += 3
+            return True
+        if tok.kind == "hash":
+            self.pos += 1
+            if self.is_punct("<") and self.toks[self.pos].start == tok.end:
+                self._skip_balanced()
+            return True
+        return False
+
+    def _at_double_colon(self) -> bool:
+        nxt = self.toks[self.pos:self.pos + 3]
+        return len(nxt) == 3 and nxt[0].text == ":" and nxt[1].text == ":" and \
+            nxt[2].kind == "symbol"
+
+    def _skip_balanced(self) -> None:
+        depth = 0
+        while self.pos < len(self.toks):
+            text = self.next().text
+            if text in "<[({":
+                depth += 1
+            elif text in ">])}":
+                depth -= 1
+                if depth == 0:
+                    return
 
     def axis_list_in_braces(self) -> list[AxisRef]:
         self.expect("{")
@@ -364,7 +422,7 @@ class SdyAttrParser:
 
     def tensor_sharding(self) -> TensorSharding:
         self.expect("<")
-        mesh = self.param("Sdy_TensorSharding", "mesh_or_ref", None, self.mesh_or_ref)
+        mesh = self.mesh_or_ref()
         self.expect(",")
         self.expect("[")
         dims: list = []
@@ -612,6 +670,7 @@ class SdyAttrParser:
         return PropagationOneStep(step, tuple(entries))
 
     def propagation_edges(self) -> PropagationEdges:
+        start = self.here()
         self.expect("<")
         self.expect("[")
         steps = self.param("Sdy_PropagationEdges", "value",
@@ -621,7 +680,11 @@ class SdyAttrParser:
                                                           "propagation_one_step")))
         self.expect("]")
         self.expect(">")
-        return PropagationEdges(tuple(steps))
+        edges = PropagationEdges(tuple(steps))
+        message = edges.verify_params()
+        if message is not None:
+            raise SdyParseError(start, message)
+        return edges
 
 
 # mnemonic -> how its stripped form is parsed

@@ -21,6 +21,9 @@ def _func(body: str, arg_attrs: str = "") -> str:
 DIMS = ("failed to parse Sdy_TensorSharding parameter 'dim_shardings' which is to be a "
         "`::llvm::ArrayRef<DimensionShardingAttr>`")
 
+NULL_MESH = "expecting MeshAttr or FlatSymbolRefAttr, got: <<NULL ATTRIBUTE>>"
+_ARG = "func.func @f(%arg0: tensor<8xf32> {{sdy.sharding = #sdy.sharding{}}}) {{\n  return\n}}\n"
+
 CASES = [
     # a stripped sharding whose brackets do not balance: parsed token by token
     (_func(f'  %0 = sdy.sharding_constraint %arg0 <@mesh, [{{"a"}}, {{"b"]> : {T}\n'),
@@ -52,6 +55,22 @@ CASES = [
      [(3, 32, "expected '->'"),
       (3, 32, "custom op 'sdy.all_to_all' failed to parse Sdy_AllToAllParamList parameter "
               "'value' which is to be a `::llvm::ArrayRef<AllToAllParamAttr>`")]),
+    # the mesh or its reference: any other attribute is parsed, then rejected
+    (_ARG.format('<"mesh", [{}]>'),
+     [(1, 65, "invalid kind of attribute specified"), (1, 71, NULL_MESH)]),
+    (_ARG.format("<@a::@b, [{}]>"),
+     [(1, 65, "invalid kind of attribute specified"), (1, 71, NULL_MESH)]),
+    (_ARG.format('<#sdy.mesh<["a"=2]>, [{}]>'),
+     [(1, 65, "invalid kind of attribute specified"), (1, 83, NULL_MESH)]),
+    (_ARG.format('<meshx<["a"=2]>, [{}]>'),
+     [(1, 65, "expected attribute value"), (1, 65, NULL_MESH)]),
+    (_ARG.format('<mesh<["a"=2], device_ids=[0, 0]>, [{}]>'),
+     [(1, 69, "sorted device ids must be iota(product(axes)), got: 0, 0"),
+      (1, 97, "failed to parse MeshAttr")]),
+    ("func.func @f(%arg0: tensor<8xf32>) {\n"
+     "  %0 = sdy.sharding_constraint %arg0 <3, [{}]> : tensor<8xf32>\n  return\n}\n",
+     [(2, 39, "custom op 'sdy.sharding_constraint' invalid kind of attribute specified"),
+      (2, 40, f"custom op 'sdy.sharding_constraint' {NULL_MESH}")]),
     # mesh verification happens while parsing; the prefix only for the stripped form
     ('sdy.mesh @m = <["a"=2, "a"=4]>\n',
      [(1, 15, "custom op 'sdy.mesh' duplicate axis name: \"a\"")]),
@@ -90,12 +109,16 @@ def test_inherent_attribute_in_the_dict_overrides_the_syntax():
 def test_symbol_index_overflow_is_reported_but_does_not_stop_the_parse():
     """Upstream emits this error and goes on with a wrapped-around index (HEAD prints
     ``z``); the module is still printed, as mlir-opt does."""
-    factors = ", ".join(f"{chr(c)}=1" for c in range(ord("i"), ord("z")))
-    text = ("func.func @f(%arg0: tensor<2xf32>) -> tensor<2xf32> {\n"
+    dims = [chr(c) for c in range(ord("i"), ord("z"))]  # the 17 factors before `z`
+    shape = "x".join(["1"] * len(dims) + ["2"])
+    t = f"tensor<{shape}xf32>"
+    sizes = ", ".join(f"{d}=1" for d in dims)
+    text = (f"func.func @f(%arg0: {t}) -> {t} {{\n"
             "  %0 = stablehlo.abs %arg0 {sdy.sharding_rule = #sdy.op_sharding_rule<"
-            f"([z_9223372036854775808])->([z]) {{{factors}, z=2}}>}} : tensor<2xf32>\n"
-            "  return %0 : tensor<2xf32>\n}\n")
+            f"([{', '.join(dims)}, z_9223372036854775808])->([{', '.join(dims)}, z]) "
+            f"{{{sizes}, z=2}}>}} : {t}\n"
+            f"  return %0 : {t}\n}}\n")
     out, diagnostics = process_chunk(Chunk(text, 1), Options(), "t.mlir")
     assert [d.message for d in diagnostics] == [
         "expecting symbol index <=2^63-1. Received: '9223372036854775808'"]
-    assert out is not None and "([z])->([z])" in out
+    assert out is not None and "y, z])->([i, " in out

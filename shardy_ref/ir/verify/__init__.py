@@ -194,7 +194,7 @@ def _verify_func_attrs(func: Operation, ctx: VerifyContext) -> None:
 
 
 # rule modules, imported when the verifier first runs
-_RULE_MODULES = ("core", "sharding", "collectives", "sdy_ops", "rules")
+_RULE_MODULES = ("core", "sharding", "collectives", "sdy_ops", "rules", "builtin_ops")
 
 
 def _load_rules() -> None:
