@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
+from shardy_ref.ir.value_sharding import get_sharding
 from shardy_ref.ir.verify import collect_errors
-from shardy_ref.ir.verify.value_sharding import get_sharding
 from shardy_ref.parser import parse_module
 from tests.ir.verify_cases.collectives import MESH, module
 

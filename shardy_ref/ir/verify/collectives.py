@@ -12,7 +12,7 @@ phases, as upstream does (``shardy/dialect/sdy/ir/verifiers.cc``):
    ``verifySymbolUses`` (spec 003 §2.1-2.5, §2.12: AG-*, AS-*, A2A-*, CP-*, AR-*, RS-*;
    the two ``*_to_unreduced`` ops are newer than the spec and follow upstream only).
 
-An operand's sharding is read with :func:`~shardy_ref.ir.verify.value_sharding.get_sharding`;
+An operand's sharding is read with :func:`~shardy_ref.ir.value_sharding.get_sharding`;
 tensor shardings and axis lists are checked with the helpers of ``verify/sharding.py``.
 
 See https://openxla.org/shardy/sdy_dialect and ``shardy/dialect/sdy/ir/ops.td`` at the
@@ -35,6 +35,7 @@ from shardy_ref.ir.types import (
     UnrankedTensorType,
     VectorType,
 )
+from shardy_ref.ir.value_sharding import get_sharding, value_location
 from shardy_ref.ir.verify import VerifyContext, note, op_error, op_verifier, symbol_use_verifier
 from shardy_ref.ir.verify.sharding import (
     SeenAxes,
@@ -46,7 +47,6 @@ from shardy_ref.ir.verify.sharding import (
     verify_tensor_sharding_for_op,
     verify_unreduced_axes_transition,
 )
-from shardy_ref.ir.verify.value_sharding import get_sharding, value_location
 
 Emit = Callable[[str], VerifyError]
 

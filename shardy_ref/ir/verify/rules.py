@@ -10,25 +10,24 @@ Two families of discardable attributes, checked the way upstream's
   propagation whose axes and value refs must make sense on the op (spec 003 §3.5,
   §3.8, §3.14-§3.15).
 
-Also here, because edges must share a mesh: :func:`common_mesh`, upstream's
-``getCommonMesh``. Which sharding a value carries (upstream ``getSharding``) comes from
-:mod:`shardy_ref.ir.verify.value_sharding`.
+Which sharding a value carries (upstream ``getSharding``) comes from
+:mod:`shardy_ref.ir.value_sharding`.
 See https://openxla.org/shardy/sdy_dialect#opshardingruleattr.
 """
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from shardy_ref.ir.builtin_attrs import ArrayAttr
 from shardy_ref.ir.diagnostics import VerifyError
 from shardy_ref.ir.operation import Operation, Value
-from shardy_ref.ir.sdy_axes import Mesh
 from shardy_ref.ir.sdy_debug import EdgeValueRef, PropagationEdges
 from shardy_ref.ir.sdy_rules import OpShardingRule, TensorMapping, factor_symbol
 from shardy_ref.ir.sdy_sharding import TensorSharding
 from shardy_ref.ir.types import RankedTensorType, Type, VectorType
 from shardy_ref.ir.verify import VerifyContext, attr_verifier, op_error
+from shardy_ref.ir.verify.sharding import common_mesh
 
 SHARDING_RULE = "sdy.sharding_rule"
 PROPAGATION_EDGES = "sdy.propagation_edges"
@@ -167,7 +166,7 @@ def verify_propagation_edges_attr(op: Operation, attr, ctx: VerifyContext) -> No
     shardings = shardings_referenced_by_edges(attr, op)
     if not shardings:
         raise op_error(op, "expected propagation edges attr to reference a sharding.")
-    mesh = common_mesh(shardings, ctx)
+    mesh = common_mesh(shardings, op, ctx)
     if mesh is None:
         raise op_error(op, "expected a common mesh for propagation edges attr.")
     for step in attr.value:
@@ -214,7 +213,7 @@ def shardings_referenced_by_edges(edges: PropagationEdges,
                                   op: Operation) -> list[TensorSharding]:
     """The shardings of every source and target value the edges name, in order
     (upstream ``getShardingsReferenceByPropagationEdge``)."""
-    from shardy_ref.ir.verify.value_sharding import get_sharding
+    from shardy_ref.ir.value_sharding import get_sharding
 
     out = []
     for step in edges.value:
@@ -225,27 +224,3 @@ def shardings_referenced_by_edges(edges: PropagationEdges,
                 if sharding is not None:
                     out.append(sharding)
     return out
-
-
-# -- the mesh shared by shardings (upstream utils.cc getCommonMesh) ----------------------
-
-def common_mesh(shardings: Iterable[TensorSharding], ctx: VerifyContext,
-                ignore_device_ids: bool = False) -> Mesh | None:
-    """The mesh all ``shardings`` are bound to, empty meshes aside; None when they
-    disagree or a mesh is unknown (upstream ``getCommonMesh``). With
-    ``ignore_device_ids`` meshes differing only in device order agree, and the one
-    without explicit device ids wins."""
-    mesh: Mesh | None = None
-    for sharding in shardings:
-        other = ctx.mesh_of(sharding)
-        if other is None:
-            return None
-        if mesh is None or mesh.is_empty:
-            mesh = other
-        elif other.is_empty:
-            continue
-        elif not other.equals(mesh, ignore_device_ids):
-            return None
-        elif ignore_device_ids and not other.device_ids:
-            mesh = other
-    return mesh

@@ -60,6 +60,7 @@ from shardy_ref.ir.verify.ods import (
 )
 from shardy_ref.ir.verify.sharding import (
     bound_axis_error,
+    common_mesh,
     mesh_for,
     op_emitter,
     parent_manual_axes,
@@ -354,20 +355,6 @@ def _local_type(op: Operation, global_type: Type, sharding: TensorSharding,
     return RankedTensorType(tuple(shape), global_type.element_type)
 
 
-def _common_mesh(shardings: Sequence[TensorSharding], op: Operation,
-                 ctx: VerifyContext) -> Mesh | None:
-    """``getCommonMesh``: the one mesh all shardings use, ignoring empty meshes; None when
-    they use different ones."""
-    mesh: Mesh | None = None
-    for sharding in shardings:
-        other = mesh_for(sharding, op, ctx)
-        if mesh is None or mesh.is_empty:
-            mesh = other
-        elif other is not None and not other.is_empty and other != mesh:
-            return None
-    return mesh
-
-
 @symbol_use_verifier("sdy.manual_computation")
 def _verify_manual_computation_symbols(op: Operation, ctx: VerifyContext) -> None:
     """``ManualComputationOp::verifySymbolUses``: the operands against the body arguments,
@@ -385,7 +372,7 @@ def _verify_manual_computation_symbols(op: Operation, ctx: VerifyContext) -> Non
                                       out_shardings, ctx, axes_set, "result")
     if not in_shardings.shardings and not out_shardings.shardings:
         return
-    mesh = _common_mesh([*in_shardings.shardings, *out_shardings.shardings], op, ctx)
+    mesh = common_mesh([*in_shardings.shardings, *out_shardings.shardings], op, ctx)
     if mesh is None and len(manual_axes):
         raise op_error(op, "all in and out shardings must be bound to the same mesh or an "
                            "empty mesh.")

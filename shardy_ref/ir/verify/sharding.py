@@ -22,9 +22,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 
-from shardy_ref.ir.builtin_attrs import ArrayAttr, DictionaryAttr, format_symbol_name
+from shardy_ref.ir.builtin_attrs import format_symbol_name
 from shardy_ref.ir.diagnostics import VerifyError
-from shardy_ref.ir.operation import BlockArgument, Operation, OpResult, Value
+from shardy_ref.ir.operation import Operation, OpResult, Value
 from shardy_ref.ir.sdy_axes import AxisRef, Mesh, MeshAxis
 from shardy_ref.ir.sdy_debug import ReductionOp
 from shardy_ref.ir.sdy_sharding import TensorSharding, TensorShardingPerValue
@@ -482,101 +482,37 @@ def _first_overlapping(axis: AxisRef, ordered: list[AxisRef]) -> AxisRef | None:
     return None
 
 
+# --- the mesh shared by shardings (upstream utils.cc getCommonMesh) ---------------------
+
+def common_mesh(shardings: Iterable[TensorSharding], op: Operation, ctx: VerifyContext,
+                ignore_device_ids: bool = False) -> Mesh | None:
+    """The mesh all ``shardings`` are bound to, empty meshes aside; None when they
+    disagree or a mesh is unknown (upstream ``getCommonMesh``). With
+    ``ignore_device_ids`` meshes differing only in device order agree, and the one
+    without explicit device ids wins."""
+    mesh: Mesh | None = None
+    for sharding in shardings:
+        other = mesh_for(sharding, op, ctx)
+        if other is None:
+            return None
+        if mesh is None or mesh.is_empty:
+            mesh = other
+        elif other.is_empty:
+            continue
+        elif not other.equals(mesh, ignore_device_ids):
+            return None
+        elif ignore_device_ids and not other.device_ids:
+            mesh = other
+    return mesh
+
+
 # --- the sharding a value carries (upstream ``getSharding``) ------------------------------
-
-# ops holding their single result's sharding in an attribute of their own
-_OWN_SHARDING = {
-    "sdy.sharding_constraint": "sharding", "sdy.reshard": "sharding",
-    "sdy.data_flow_edge": "sharding",
-    **{f"sdy.{name}": "out_sharding" for name in (
-        "all_gather", "all_slice", "all_to_all", "collective_permute", "all_reduce",
-        "reduce_scatter", "sharded_to_unreduced", "replicated_to_unreduced")},
-}
-# ops whose results and block arguments are data-flow edge owners: the attributes with
-# their results' and block arguments' shardings (upstream ShardableDataFlowOpInterface)
-_DATA_FLOW_OPS = {
-    "sdy.manual_computation": ("out_shardings", "in_shardings"),
-    "sdy.named_computation": ("out_shardings", "in_shardings"),
-    "stablehlo.while": ("sdy.sharding", None),
-    "stablehlo.case": ("sdy.sharding", None),
-    "stablehlo.optimization_barrier": ("sdy.sharding", None),
-}
-
 
 def sharding_bypassing_barriers(value: Value) -> TensorSharding | None:
     """``getShardingBypassingBarriers``: the sharding of ``value``, looking through
     ``sdy.propagation_barrier`` ops."""
+    from shardy_ref.ir.value_sharding import get_sharding
+
     while isinstance(value, OpResult) and value.op.name == "sdy.propagation_barrier":
         value = value.op.operands[0]
-    return sharding_of(value)
-
-
-def sharding_of(value: Value) -> TensorSharding | None:
-    """``getSharding``: the sharding ``value`` carries, or None."""
-    op = value.op if isinstance(value, OpResult) else (
-        value.owner_op if isinstance(value, BlockArgument) else None)
-    if op is None:
-        return None
-    if op.name == "func.func" and isinstance(value, BlockArgument):
-        return _func_arg_sharding(op, value.index)
-    data_flow = _DATA_FLOW_OPS.get(op.name)
-    if data_flow is not None:
-        if op.name == "stablehlo.while" and isinstance(value, BlockArgument):
-            value = op.results[value.index] if value.index < op.num_results else None
-        elif isinstance(value, BlockArgument) and data_flow[1] is None:
-            value = None
-        if value is None:
-            return None
-        users = value.users
-        if value.has_one_use and users[0].name == "sdy.data_flow_edge":
-            return _own(users[0], "sharding")
-        attr = data_flow[0] if isinstance(value, OpResult) else data_flow[1]
-        sharding = _nth(op.attributes.get(attr), value.index)
-        if sharding is not None and isinstance(value, BlockArgument) \
-                and op.name == "sdy.manual_computation":
-            sharding = _erase_manual_axes(sharding, tuple(op.attributes.get("manual_axes")
-                                                          or ()))
-        return sharding
-    if not isinstance(value, OpResult):
-        return None
-    if op.name in _OWN_SHARDING:
-        return _own(op, _OWN_SHARDING[op.name])
-    return _nth(op.attributes.get("sdy.sharding"), value.index)
-
-
-def _own(op: Operation, name: str) -> TensorSharding | None:
-    sharding = op.attributes.get(name)
-    return sharding if isinstance(sharding, TensorSharding) else None
-
-
-def _nth(per_value, index: int) -> TensorSharding | None:
-    if isinstance(per_value, TensorShardingPerValue) and 0 <= index < len(per_value):
-        return per_value[index]
-    return None
-
-
-def _func_arg_sharding(func: Operation, index: int) -> TensorSharding | None:
-    arg_attrs = func.attributes.get("arg_attrs")
-    if not isinstance(arg_attrs, ArrayAttr) or index >= len(arg_attrs.value):
-        return None
-    attrs = arg_attrs.value[index]
-    if not isinstance(attrs, DictionaryAttr):
-        return None
-    sharding = dict(attrs.value).get("sdy.sharding")
-    return sharding if isinstance(sharding, TensorSharding) else None
-
-
-def _erase_manual_axes(sharding: TensorSharding, manual: tuple[str, ...]) -> TensorSharding:
-    """``eraseManualAxes``: what a manual computation's body sees of an in-sharding."""
-    if not manual:
-        return sharding
-    dims = []
-    for dim in sharding.dim_shardings:
-        free = 0
-        while free < len(dim.axes) and dim.axes[free].name in manual:
-            free += 1
-        dims.append(dim.replace(axes=dim.axes[free:]))
-    return sharding.replace(
-        dim_shardings=tuple(dims),
-        replicated_axes=tuple(a for a in sharding.replicated_axes if a.name not in manual),
-        unreduced_axes=tuple(a for a in sharding.unreduced_axes if a.name not in manual))
+    return get_sharding(value)
