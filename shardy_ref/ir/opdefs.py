@@ -50,4 +50,9 @@ DIALECTS = ("builtin", "func", "sdy", "stablehlo", "chlo", "mhlo", "arith", "ten
 
 
 def _load_dialects() -> None:
-    from shardy_ref.ir import dialect_builtin, dialect_sdy, dialect_stablehlo  # noqa: F401
+    from shardy_ref.ir import (  # noqa: F401
+        dialect_arith,
+        dialect_builtin,
+        dialect_sdy,
+        dialect_stablehlo,
+    )

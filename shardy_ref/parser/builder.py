@@ -398,6 +398,13 @@ class CoreBuilder(Transformer):
             raise self.error(name, "expected valid attribute name")
         return (key, value if value is not None else ba.UNIT)
 
+    def arith_constant_op(self, items):
+        tok, attrs, value = items
+        attributes = dict(attrs.value) if attrs is not None else {}
+        attributes.setdefault("value", value)
+        return self.make_op(tok, "arith.constant", result_types=[value.type],
+                            attributes=attributes)
+
     def int_attr(self, items):
         tok, t = items
         value = int(tok, 16) if tok.startswith("0x") else int(tok)

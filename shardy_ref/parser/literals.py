@@ -113,11 +113,14 @@ def parse_dense(body: str, type_):
     """The body of ``dense<...>`` for a statically shaped ``type_``, as MLIR reads it."""
     from shardy_ref.ir.builtin_attrs import DenseElementsAttr
     from shardy_ref.ir.dense import from_bytes
+    from shardy_ref.ir.types import UnrankedTensorType
 
     shape = getattr(type_, "shape", None)
     et = getattr(type_, "element_type", None)
+    if isinstance(type_, UnrankedTensorType):
+        raise LiteralError("elements literal type must have static shape")
     if shape is None or et is None:
-        raise LiteralError(f"elements literal must be a shaped type, got {type_}")
+        raise LiteralError("elements literal must be a shaped type")
     if None in shape:
         raise LiteralError("elements literal type must have static shape")
     count = 1

@@ -1,5 +1,6 @@
-"""Pretty forms of ``builtin.module`` and the func dialect (``func.func``, ``func.call``,
-``func.return``), as MLIR's ``FunctionImplementation`` and ODS formats print them."""
+"""Pretty forms of ``builtin.module``, the func dialect (``func.func``, ``func.call``,
+``func.return``) and ``arith.constant``, as MLIR's ``FunctionImplementation`` and ODS
+formats print them."""
 from __future__ import annotations
 
 from shardy_ref.ir.builtin_attrs import (
@@ -88,3 +89,14 @@ def print_return(p: Printer, op) -> None:
     p.write(p.attr_dict(op.attributes))
     if op.num_operands:
         p.write(f" {p.values(op.operands)} : {p.types(op.operand_types)}")
+
+
+@op_printer("arith.constant")
+def print_arith_constant(p: Printer, op) -> bool | None:
+    """``attr-dict $value``: the value prints with its type."""
+    value = op.attributes.get("value")
+    if value is None or getattr(value, "type", None) != op.results[0].type:
+        return False
+    p.write(p.attr_dict(op.attributes, ("value",)))
+    p.write(f" {value}")
+    return None

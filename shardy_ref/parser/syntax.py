@@ -16,6 +16,7 @@ OP_TERMINALS: dict[str, list[str]] = {
     "FUNC_FUNC": ["func.func"],
     "FUNC_CALL": ["func.call", "call"],
     "RETURN": ["return", "func.return"],
+    "ARITH_CONSTANT": ["arith.constant"],
     "SDY_MESH": ["sdy.mesh"],
     "SDY_SHARDING_OP": ["sdy.sharding_constraint", "sdy.reshard"],
     "SDY_PROPAGATION_BARRIER": ["sdy.propagation_barrier"],
@@ -43,4 +44,4 @@ OP_TERMINALS: dict[str, list[str]] = {
     "SHLO_WHILE": _shlo("while"),
 }
 
-CUSTOM_OP_RULES = ["_sdy_op", "_stablehlo_op"]
+CUSTOM_OP_RULES = ["_sdy_op", "_stablehlo_op", "_arith_op"]

@@ -306,6 +306,45 @@ BRANCHES = r""""builtin.module"() ({
 """
 
 
+ARITH_CONSTANTS = r"""func.func @f() -> tensor<8xf32> {
+  %cst = arith.constant dense<0.0> : tensor<8xf32>
+  %c = arith.constant 3 : i32
+  %d = arith.constant {a} 7 : index
+  %t = arith.constant true
+  %f = arith.constant 1.5 : f32
+  %g = arith.constant -2 : i64
+  return %cst : tensor<8xf32>
+}
+"""
+
+# arith.constant names its result from the value: %c3_i32, %c7 (index), %true, %cst
+ARITH_CONSTANTS_PRETTY = r"""module {
+  func.func @f() -> tensor<8xf32> {
+    %cst = arith.constant dense<0.000000e+00> : tensor<8xf32>
+    %c3_i32 = arith.constant 3 : i32
+    %c7 = arith.constant {a} 7 : index
+    %true = arith.constant true
+    %cst_0 = arith.constant 1.500000e+00 : f32
+    %c-2_i64 = arith.constant -2 : i64
+    return %cst : tensor<8xf32>
+  }
+}
+"""
+
+ARITH_CONSTANTS_GENERIC = r""""builtin.module"() ({
+  "func.func"() <{function_type = () -> tensor<8xf32>, sym_name = "f"}> ({
+    %0 = "arith.constant"() <{value = dense<0.000000e+00> : tensor<8xf32>}> : () -> tensor<8xf32>
+    %1 = "arith.constant"() <{value = 3 : i32}> : () -> i32
+    %2 = "arith.constant"() <{value = 7 : index}> {a} : () -> index
+    %3 = "arith.constant"() <{value = true}> : () -> i1
+    %4 = "arith.constant"() <{value = 1.500000e+00 : f32}> : () -> f32
+    %5 = "arith.constant"() <{value = -2 : i64}> : () -> i64
+    "func.return"(%0) : (tensor<8xf32>) -> ()
+  }) : () -> ()
+}) : () -> ()
+"""
+
+
 @pytest.mark.parametrize(("text", "generic", "expected"), [
     (NAMING_INPUT, False, NAMING_PRETTY),
     (NAMING_INPUT, True, NAMING_GENERIC),
@@ -317,6 +356,8 @@ BRANCHES = r""""builtin.module"() ({
     (ALIASES_LOCATIONS, False, ALIASES_LOCATIONS_OUTPUT),
     (MANY_OPS, False, MANY_OPS_PRETTY),
     (MANY_OPS, True, MANY_OPS_GENERIC),
+    (ARITH_CONSTANTS, False, ARITH_CONSTANTS_PRETTY),
+    (ARITH_CONSTANTS, True, ARITH_CONSTANTS_GENERIC),
 ])
 def test_prints_like_mlir(text, generic, expected):
     assert print_module(parse_module(text), generic=generic) == expected

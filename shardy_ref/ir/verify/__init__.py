@@ -2,13 +2,17 @@
 
 Verification follows MLIR's order (``mlir/lib/IR/Verifier.cpp``):
 
-1. walking ops in pre-order, each op's discardable attributes (the dialect's
-   ``verifyOperationAttribute``: ``sdy.sharding``, ``sdy.sharding_rule``, ...), then the
-   op's own invariants (ODS constraints and ``verify()``; for ``func.func`` the argument
-   and result attributes, ``verifyRegionArgAttribute``/``verifyRegionResultAttribute``);
-   an op that fails stops the walk of its isolated-from-above ancestor, but sibling
-   functions are still verified, as MLIR verifies them independently;
-2. MLIR's core rules (dominance, isolation from above, unique symbols);
+1. a walk of each op isolated from above (the module, then each function, ...): on
+   entering an op, its discardable attributes (the dialect's ``verifyOperationAttribute``:
+   ``sdy.sharding``, ``sdy.sharding_rule``, ...), then its own invariants (ODS
+   constraints and ``verify()``; for ``func.func`` the argument and result attributes,
+   ``verifyRegionArgAttribute``/``verifyRegionResultAttribute``); then each block (not
+   empty on entry, ending with a terminator on exit) with the ops in it; on leaving the
+   op, the checks of its regions (:data:`EXIT_VERIFIERS`, e.g. implicit terminators and
+   inferred result types; isolation from above). Nested ops isolated from above are
+   verified after the walk, each on its own, so one bad function does not hide
+   another's errors; the first error ends a walk;
+2. MLIR's core rules (dominance, unique symbols);
 3. symbol uses (``verifySymbolUses``): the checks that need the meshes of the module,
    which upstream runs when the module's symbol table is verified.
 
@@ -31,12 +35,22 @@ ATTR_VERIFIERS: dict[str, Callable] = {}
 FUNC_ATTR_VERIFIERS: dict[str, Callable] = {}
 # op name -> checks of the op's symbol uses (phase 3)
 SYMBOL_USE_VERIFIERS: dict[str, list[Callable]] = {}
+# op name -> checks run when leaving the op, after its regions (MLIR ``verifyRegions``)
+EXIT_VERIFIERS: dict[str, list[Callable]] = {}
 
 
 def op_verifier(*names: str):
     def register(fn):
         for name in names:
             OP_VERIFIERS.setdefault(name, []).append(fn)
+        return fn
+    return register
+
+
+def exit_verifier(*names: str):
+    def register(fn):
+        for name in names:
+            EXIT_VERIFIERS.setdefault(name, []).append(fn)
         return fn
     return register
 
@@ -129,35 +143,40 @@ def collect_errors(module: Operation) -> list[VerifyError]:
     return errors
 
 
-def _verify_tree(op: Operation, ctx: VerifyContext, errors: list[VerifyError]) -> bool:
-    """Phase 1 over ``op`` and its nested ops, in pre-order. An error stops the walk up to
-    the nearest op isolated from above; functions are verified independently, so one bad
-    function does not hide another's errors. False when this subtree failed."""
+def _verify_tree(root: Operation, ctx: VerifyContext, errors: list[VerifyError]) -> None:
+    """Phase 1 for ``root`` (the module or an op isolated from above): walk it, then each
+    op isolated from above found in it, independently (MLIR verifies those in parallel
+    once the walk is done, and not at all if it failed)."""
+    deferred: list[Operation] = []
+    try:
+        _walk(root, ctx, deferred)
+    except VerifyError as e:
+        errors.append(e)
+        return
+    for op in deferred:
+        _verify_tree(op, ctx, errors)
+
+
+def _walk(op: Operation, ctx: VerifyContext, deferred: list[Operation]) -> None:
     from shardy_ref.ir.opdefs import op_def
     from shardy_ref.ir.verify import core
 
-    try:
-        verify_op(op, ctx)
-    except VerifyError as e:
-        errors.append(e)
-        return False
-    ok = True
+    verify_op(op, ctx)
     for region in op.regions:
         for block in region.blocks:
+            core.verify_block_entry(block)
             for child in block:
                 d = op_def(child.name)
-                if d is not None and d.isolated_from_above:
-                    ok = _verify_tree(child, ctx, errors) and ok
-                elif not _verify_tree(child, ctx, errors):
-                    return False
+                if d is not None and d.isolated_from_above and child.regions:
+                    deferred.append(child)
+                else:
+                    _walk(child, ctx, deferred)
+            core.verify_block_exit(block)
+    for check in EXIT_VERIFIERS.get(op.name, ()):
+        check(op, ctx)
     d = op_def(op.name)
-    if ok and d is not None and d.isolated_from_above:
-        try:
-            core.verify_isolated(op)
-        except VerifyError as e:
-            errors.append(e)
-            return False
-    return ok
+    if d is not None and d.isolated_from_above:
+        core.verify_isolated(op)
 
 
 def verify_op(op: Operation, ctx: VerifyContext) -> None:

@@ -8,7 +8,8 @@ location with upstream's message.
 from __future__ import annotations
 
 from shardy_ref.ir.diagnostics import Diagnostic, VerifyError
-from shardy_ref.ir.operation import BlockArgument, Operation, OpResult
+from shardy_ref.ir.opdefs import op_def
+from shardy_ref.ir.operation import Block, BlockArgument, Operation, OpResult
 from shardy_ref.ir.types import FunctionType
 from shardy_ref.ir.verify import op_verifier
 
@@ -124,3 +125,54 @@ def _verify_func_return(op: Operation, ctx) -> None:
                               f"doesn't match function result type ('{expected}') in function "
                               f"@{name}")
 
+
+# --- blocks (MLIR ``OperationVerifier::verifyOnEntrance/verifyOnExit(Block&)``) ------------
+
+# registered ops whose regions need no terminator (MLIR's ``NoTerminator`` trait)
+_NO_TERMINATOR = frozenset({"builtin.module"})
+
+
+def verify_block_entry(block: Block) -> None:
+    """On entering a block, before its ops: it is not empty unless it may lack a
+    terminator."""
+    if block.last_op is None and not _may_lack_terminator(block):
+        raise VerifyError(block.parent.parent.location,
+                          "empty block: expect at least a terminator")
+
+
+def verify_block_exit(block: Block) -> None:
+    """On leaving a block, after its ops: it ends with a terminator (or may lack one)."""
+    last = block.last_op
+    if last is None or _may_lack_terminator(block):
+        return
+    d = op_def(last.name)
+    if d is not None and not d.terminator:
+        raise VerifyError(last.location, f"block with no terminator, has {_generic_text(last)}")
+
+
+def _may_lack_terminator(block: Block) -> bool:
+    """MLIR ``mayBeValidWithoutTerminator``: the block is the only one of its region and
+    the op holding it is unregistered or has ``NoTerminator``."""
+    region = block.parent
+    if region is None:
+        return True
+    if len(region.blocks) != 1:
+        return False
+    parent = region.parent
+    return parent is None or op_def(parent.name) is None or parent.name in _NO_TERMINATOR
+
+
+def _generic_text(op: Operation) -> str:
+    """``op`` as MLIR streams it into an error: the generic form, with values numbered
+    from the nearest op isolated from above (MLIR's local scope)."""
+    from shardy_ref.parser.printer import Printer
+
+    root = op
+    while root.parent_op is not None:
+        d = op_def(root.name)
+        if d is not None and d.isolated_from_above:
+            break
+        root = root.parent_op
+    printer = Printer(root, generic=True)
+    printer.print_op(op)
+    return printer.text()

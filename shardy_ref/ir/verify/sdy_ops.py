@@ -43,6 +43,7 @@ from shardy_ref.ir.types import (
 )
 from shardy_ref.ir.verify import (
     VerifyContext,
+    exit_verifier,
     note,
     op_error,
     op_verifier,
@@ -159,25 +160,23 @@ ODS: dict[str, OdsSpec] = {
 
 @op_verifier(*ODS)
 def _verify_sdy_op(op: Operation, ctx: VerifyContext) -> None:
-    """The ODS checks, the op's ``verify()`` (:data:`OP_VERIFY`), then the checks MLIR
-    runs after the op's regions: ``SingleBlockImplicitTerminator`` and the inferred
-    result types (``InferTypeOpInterface`` verifies with the regions)."""
+    """The ODS checks, then the op's ``verify()`` (:data:`OP_VERIFY`)."""
     spec = ODS[op.name]
     verify_ods(op, spec)
     check = OP_VERIFY.get(op.name)
     if check is not None:
         check(op)
-    if spec.body_terminator is None:
-        if spec.infer is not None:
-            verify_inferred_result_types(op, spec.infer(op), spec.compatible)
-        return
-    try:
-        _verify_body_end(op, spec)
-    except VerifyError:
-        from shardy_ref.ir.verify.builtin_ops import ops_verify
 
-        if ops_verify(op.regions[0].blocks[0].ops, ctx):
-            raise  # else MLIR reports the body's error first, as the walk will
+
+@exit_verifier(*ODS)
+def _verify_sdy_op_regions(op: Operation, ctx: VerifyContext) -> None:
+    """What MLIR checks after the op's regions: ``SingleBlockImplicitTerminator`` and the
+    inferred result types (``InferTypeOpInterface`` verifies with the regions)."""
+    spec = ODS[op.name]
+    if spec.body_terminator is not None:
+        _verify_body_end(op, spec)
+    elif spec.infer is not None:
+        verify_inferred_result_types(op, spec.infer(op), spec.compatible)
 
 
 def _verify_body_end(op: Operation, spec: OdsSpec) -> None:
