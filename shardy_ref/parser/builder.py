@@ -67,6 +67,7 @@ class CoreBuilder(Transformer):
         self.block_labels: dict[Block, object] = {}  # block -> its ^label token
         self.successor_labels: dict[Operation, list] = {}  # op -> ^label tokens it jumps to
         self.def_tokens: dict = {}  # (name, id of first value) -> the defining token
+        self.region_starts: dict[Region, object] = {}  # region -> its '{' token
 
     # -- helpers -------------------------------------------------------------------------
     def loc(self, tok) -> Location:
@@ -220,7 +221,9 @@ class CoreBuilder(Transformer):
 
     # -- regions -------------------------------------------------------------------------
     def region(self, items):
+        lbrace, *items = items
         region = Region()
+        self.region_starts[region] = lbrace
         entry: Block | None = None
         for item in items:
             if isinstance(item, Operation):
@@ -283,6 +286,9 @@ class CoreBuilder(Transformer):
                 tuple(a or ba.DictionaryAttr(()) for a in result_attrs))
         named = [(n, t) for n, t, _ in args if n is not None]
         if region is not None:
+            if not region.blocks:
+                raise self.error(self.region_starts[region],
+                                 "custom op 'func.func' expected non-empty function body")
             if len(named) != len(args):
                 raise self.error(sym, "expected SSA identifier")
             self.region_with_args(region, named)

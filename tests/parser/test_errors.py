@@ -47,6 +47,10 @@ CASES = [
      (2, 8), "custom op 'stablehlo.foo' is unknown", []),
     ('func.func @f() {\n  return\n}\nfunc.func @f() {\n  return\n}\n',
      (4, 1), "redefinition of symbol named 'f'", [((1, 1), "see existing symbol definition here")]),
+    ("func.func @d() {}\n", (1, 16), "custom op 'func.func' expected non-empty function body", []),
+    ("func.func @f(%arg0: tensor<8xf32>) -> tensor<8xi32> {\n  return %arg0 : tensor<8xf32>\n}\n",
+     (2, 3), "type of return operand 0 ('tensor<8xf32>') doesn't match function result type "
+     "('tensor<8xi32>') in function @f", []),
 ]
 
 

@@ -121,7 +121,8 @@ def _verify_func_return(op: Operation, ctx) -> None:
                           f"enclosing function (@{name}) returns {len(results)}")
     for i, (t, expected) in enumerate(zip(op.operand_types, results)):
         if t != expected:
-            raise VerifyError(op.location, f"'func.return' op type of return operand {i} ('{t}') "
+            # MLIR's emitError here, not emitOpError: no "'func.return' op" prefix
+            raise VerifyError(op.location, f"type of return operand {i} ('{t}') "
                               f"doesn't match function result type ('{expected}') in function "
                               f"@{name}")
 
