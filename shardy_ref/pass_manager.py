@@ -21,8 +21,27 @@ from shardy_ref.ir.location import UNKNOWN_LOC
 from shardy_ref.ir.operation import Operation
 
 # upstream pass name -> module defining it (filled in as passes are implemented)
+_IMPORTS = "shardy_ref.propagate.imports."
 PASS_MODULES: dict[str, str] = {
     "symbol-dce": "shardy_ref.transforms.symbol_dce",
+    "inline": "shardy_ref.transforms.inline",
+    "canonicalize": "shardy_ref.transforms.canonicalize",
+    # import passes (spec 002, algorithms.md §5.2)
+    "sdy-lift-inlined-meshes": _IMPORTS + "meshes",
+    "sdy-inline-meshes": _IMPORTS + "meshes",
+    "sdy-remove-size-one-axes": _IMPORTS + "remove_size_one_axes",
+    "sdy-manual-axes-cleanup": _IMPORTS + "manual_axes_cleanup",
+    "sdy-constant-or-scalar-splitter": _IMPORTS + "constant_splitter",
+    "sdy-add-data-flow-edges": _IMPORTS + "data_flow_edges",
+    "sdy-apply-sharding-constraints": _IMPORTS + "sharding_constraints",
+    "sdy-sharding-group-import": _IMPORTS + "sharding_groups",
+    "sdy-propagate-sharding-from-func-to-call": _IMPORTS + "func_to_call",
+    "sdy-flatten-call-graph": _IMPORTS + "flatten_call_graph",
+    "sdy-pre-order-funcs": _IMPORTS + "pre_order_funcs",
+    "sdy-import-func-calls": _IMPORTS + "import_func_calls",
+    "sdy-add-func-data-flow-edges": _IMPORTS + "func_data_flow_edges",
+    "sdy-explicit-gather-scatter-batching": _IMPORTS + "gather_scatter_batching",
+    "sdy-import-pipeline": _IMPORTS + "import_pipeline",
 }
 
 PASSES: dict[str, type[Pass]] = {}
@@ -49,9 +68,14 @@ def register_pass(cls: type[Pass]) -> type[Pass]:
 def pass_class(name: str) -> type[Pass]:
     if name not in PASSES:
         module = PASS_MODULES.get(name)
-        if module is None:
+        if module is not None:
+            try:
+                importlib.import_module(module)
+            except ModuleNotFoundError as e:
+                if e.name != module:
+                    raise
+        if name not in PASSES:
             raise PassError(None, f"'{name}' does not refer to a registered pass or pass pipeline")
-        importlib.import_module(module)
     return PASSES[name]
 
 

@@ -267,6 +267,31 @@ class Operation:
             op = op._next
         return False
 
+    def move_before(self, anchor: Operation) -> None:
+        """Unlink this op and insert it just before ``anchor`` (MLIR ``moveBefore``)."""
+        anchor.parent.insert_before(anchor, self)
+
+    def move_after(self, anchor: Operation) -> None:
+        anchor.parent.insert_after(anchor, self)
+
+    def clone(self, mapping: dict | None = None) -> Operation:
+        """A deep copy, not inserted anywhere (MLIR ``Operation::clone(IRMapping&)``).
+
+        Operands (and successor blocks) found in ``mapping`` are remapped, others kept; the
+        clone's results, nested blocks and block arguments are added to ``mapping`` so later
+        clones can use them.
+        """
+        mapping = {} if mapping is None else mapping
+        op = Operation(self.name, [mapping.get(v, v) for v in self.operands],
+                       self.result_types, dict(self.attributes), (), (), self.location,
+                       self.properties)
+        for old, new in zip(self.results, op.results):
+            mapping[old] = new
+        for region in self.regions:
+            op.add_region(region.clone(mapping))
+        op.successors = [mapping.get(b, b) for b in self.successors]
+        return op
+
     def detach(self) -> Operation:
         """Unlink from the parent block; operands and results keep their uses."""
         if self.parent is not None:
@@ -468,6 +493,20 @@ class Region:
     @property
     def entry_block(self) -> Block | None:
         return self.blocks[0] if self.blocks else None
+
+    def clone(self, mapping: dict) -> Region:
+        """A deep copy of the blocks (arguments mapped first, so ops in any block may use
+        the arguments of any block), for :meth:`Operation.clone`."""
+        region = Region()
+        for block in self.blocks:
+            new = region.add_block(Block(block.arg_types))
+            mapping[block] = new
+            for old_arg, new_arg in zip(block.args, new.args):
+                mapping[old_arg] = new_arg
+        for block, new in zip(self.blocks, region.blocks):
+            for op in block:
+                new.append(op.clone(mapping))
+        return region
 
     @property
     def args(self) -> list[BlockArgument]:

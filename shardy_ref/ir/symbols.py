@@ -63,3 +63,14 @@ def op_symbol_uses(op: Operation) -> set[str]:
         for attr in nested.attributes.values():
             _collect(attr, out)
     return out
+
+
+def unique_symbol_name(base: str, taken, counter: int = 0) -> str:
+    """``base`` if free, else the first free ``base_<n>`` for n = counter, counter+1, ...:
+    MLIR's ``SymbolTable::generateSymbolName``, used when a symbol is inserted under a
+    name that is already taken."""
+    if base not in taken:
+        return base
+    while f"{base}_{counter}" in taken:
+        counter += 1
+    return f"{base}_{counter}"

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from shardy_ref.ir.builtin_attrs import ArrayAttr, DictionaryAttr
+from shardy_ref.ir.func_attrs import get_result_attr, set_arg_attr, set_result_attr
 from shardy_ref.ir.location import UNKNOWN_LOC, Location
 from shardy_ref.ir.operation import BlockArgument, Operation, OpResult, Value
 from shardy_ref.ir.sdy_sharding import TensorSharding, TensorShardingPerValue
@@ -73,6 +74,7 @@ OWN_SHARDING_ATTR: dict[str, str] = {
 }
 
 FUNCTION_OPS = frozenset({"func.func"})
+SHARDING_ATTR = "sdy.sharding"  # upstream ``kShardingAttr``
 
 
 def owning_op(value: Value) -> Operation | None:
@@ -140,6 +142,71 @@ def get_sharding(value: Value) -> TensorSharding | None:
     return _nth(op.attributes.get("sdy.sharding"), value.index)
 
 
+def set_sharding(value: Value, sharding: TensorSharding) -> None:
+    """Upstream ``setSharding`` (``utils.cc``): store ``sharding`` where :func:`get_sharding`
+    reads it. Other results of the op (other edge owners) that had no sharding yet get a
+    fully open one on the same mesh. A block argument nothing can shard is left alone."""
+    value = shardable_value(value)
+    if value is None:
+        return
+    op = owning_op(value)
+    if op.name in FUNCTION_OPS:
+        set_arg_attr(op, value.index, SHARDING_ATTR, sharding)
+        return
+    own = OWN_SHARDING_ATTR.get(op.name)
+    if own is not None:
+        op.attributes[own] = sharding
+        return
+    flow = DATA_FLOW_OPS.get(op.name)
+    if flow is not None and isinstance(value, BlockArgument):
+        owners = op.regions[0].blocks[0].args
+        new = _replace_at(op.attributes.get(flow.block_arg_shardings), owners, value.index,
+                          sharding)
+        if flow.erase_manual_axes:
+            manual = tuple(op.attributes.get("manual_axes") or ())
+            old = op.attributes[flow.block_arg_shardings]
+            new = TensorShardingPerValue(tuple(
+                add_free_axes(outer, s, manual) for outer, s in zip(old, new)))
+        op.attributes[flow.block_arg_shardings] = new
+        return
+    attr = flow.result_shardings if flow is not None else SHARDING_ATTR
+    op.attributes[attr] = _replace_at(op.attributes.get(attr), op.results, value.index,
+                                      sharding)
+
+
+def set_shardings(op: Operation, shardings) -> None:
+    """Upstream ``setShardings``: the op's ``sdy.sharding``, one per result (none: no-op)."""
+    shardings = tuple(shardings)
+    if shardings:
+        op.attributes[SHARDING_ATTR] = TensorShardingPerValue(shardings)
+
+
+def _replace_at(per_value, values, index: int, sharding: TensorSharding):
+    """``replaceValueSharding`` or, with no shardings yet, ``getOpenWithShardingAtIndex``."""
+    if isinstance(per_value, TensorShardingPerValue) and len(per_value) == len(values):
+        shardings = list(per_value)
+    else:
+        shardings = [TensorSharding.fully_open(sharding.mesh_or_ref, _rank(v.type))
+                     for v in values]
+    shardings[index] = sharding
+    return TensorShardingPerValue(tuple(shardings))
+
+
+def _rank(t) -> int:
+    return len(getattr(t, "shape", ()) or ())
+
+
+def get_func_result_sharding(func: Operation, index: int) -> TensorSharding | None:
+    sharding = get_result_attr(func, index, SHARDING_ATTR)
+    return sharding if isinstance(sharding, TensorSharding) else None
+
+
+def set_func_result_sharding(func: Operation, index: int,
+                             sharding: TensorSharding | None) -> None:
+    """Upstream ``setFuncResultSharding``; None removes it."""
+    set_result_attr(func, index, SHARDING_ATTR, sharding)
+
+
 def _func_arg_sharding(func: Operation, index: int) -> TensorSharding | None:
     arg_attrs = func.attributes.get("arg_attrs")
     if not isinstance(arg_attrs, ArrayAttr) or index >= len(arg_attrs):
@@ -165,6 +232,28 @@ def _nth(per_value, index: int) -> TensorSharding | None:
     if isinstance(per_value, TensorShardingPerValue) and 0 <= index < len(per_value):
         return per_value[index]
     return None
+
+
+def erase_free_axes(sharding: TensorSharding, manual_axes: Sequence[str]) -> TensorSharding:
+    """Upstream ``eraseFreeAxes``: each dimension keeps only its leading manual axes."""
+    dims = []
+    for dim in sharding.dim_shardings:
+        n = 0
+        while n < len(dim.axes) and dim.axes[n].name in manual_axes:
+            n += 1
+        dims.append(dim.replace(axes=dim.axes[:n]))
+    return sharding.replace(dim_shardings=tuple(dims))
+
+
+def add_free_axes(outer: TensorSharding, new: TensorSharding,
+                  manual_axes: Sequence[str]) -> TensorSharding:
+    """Upstream ``addFreeAxesToManualComputationSharding``: the manual axes of the
+    in/out sharding ``outer`` followed by the (free) axes of the body-side ``new``, with
+    ``new``'s open/closed flags and priorities and ``outer``'s replicated/unreduced axes."""
+    base = erase_free_axes(outer, manual_axes)
+    dims = tuple(nd.replace(axes=bd.axes + nd.axes)
+                 for bd, nd in zip(base.dim_shardings, new.dim_shardings))
+    return outer.replace(mesh_or_ref=new.mesh_or_ref, dim_shardings=dims)
 
 
 def erase_manual_axes(sharding: TensorSharding, manual_axes: Sequence[str]) -> TensorSharding:
