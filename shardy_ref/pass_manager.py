@@ -24,8 +24,6 @@ from shardy_ref.ir.operation import Operation
 _IMPORTS = "shardy_ref.propagate.imports."
 PASS_MODULES: dict[str, str] = {
     "symbol-dce": "shardy_ref.transforms.symbol_dce",
-    "inline": "shardy_ref.transforms.inline",
-    "canonicalize": "shardy_ref.transforms.canonicalize",
     # import passes (spec 002, algorithms.md §5.2)
     "sdy-lift-inlined-meshes": _IMPORTS + "meshes",
     "sdy-inline-meshes": _IMPORTS + "meshes",
