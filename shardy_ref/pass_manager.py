@@ -55,6 +55,29 @@ class Pass:
         raise NotImplementedError
 
 
+class PassPipeline(Pass):
+    """A named pipeline (MLIR ``PassPipelineRegistration``): runs as the passes
+    :meth:`elements` lists, each verified after it runs like any other pass."""
+
+    def elements(self) -> list[PipelineElement]:
+        raise NotImplementedError
+
+
+def passes(*specs: str | tuple[str, str]) -> list[PipelineElement]:
+    """``passes("symbol-dce", ("sdy-foo", "a=1"))`` -> pipeline elements, for
+    :meth:`PassPipeline.elements`."""
+    out = []
+    for spec in specs:
+        name, options = (spec, "") if isinstance(spec, str) else spec
+        out.append(PipelineElement(pass_=make_pass(name, options)))
+    return out
+
+
+def nested(op_name: str, *specs: str | tuple[str, str]) -> PipelineElement:
+    """``nested("func.func", "sdy-bar")``: passes run on each ``op_name`` op."""
+    return PipelineElement(op_name=op_name, nested=tuple(passes(*specs)))
+
+
 def register_pass(cls: type[Pass]) -> type[Pass]:
     """Class decorator: make a pass available under its upstream name."""
     if not cls.NAME:
@@ -214,6 +237,9 @@ class PassManager:
                     self._run_elements(element.nested, target, ctx)
 
     def _run_pass(self, p: Pass, op: Operation, ctx: PassContext) -> None:
+        if isinstance(p, PassPipeline):
+            self._run_elements(p.elements(), op, ctx)
+            return
         targets = [op] if p.ANCHOR in (op.name, "any") else list(_ops_named(op, p.ANCHOR))
         for target in targets:
             p.run(target, ctx)

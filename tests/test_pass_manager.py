@@ -51,3 +51,43 @@ def test_pipeline_strings():
     assert parse_pipeline("test-options")[0].pass_ == _OptionsPass()
     with pytest.raises(PassError):
         parse_pipeline("builtin.module(test-options")
+
+
+def test_a_pipeline_runs_its_passes_in_order_verifying_after_each():
+    from shardy_ref.ir.operation import Operation
+    from shardy_ref.pass_manager import PassContext, PassManager, PassPipeline, passes
+
+    log = []
+
+    @dataclass(frozen=True)
+    class _Record(Pass):
+        NAME = "test-record"
+        tag: str = ""
+
+        def run(self, op, ctx):
+            log.append(self.tag)
+
+    @dataclass(frozen=True)
+    class _Pipe(PassPipeline):
+        NAME = "test-pipe"
+
+        def elements(self):
+            return passes(("test-record", "tag=a"), ("test-record", "tag=b"))
+
+    PASSES.update({"test-record": _Record, "test-pipe": _Pipe})
+    try:
+        module = Operation("builtin.module")
+        PassManager(parse_pipeline("test-pipe,test-record{tag=c}"),
+                    verify=lambda op: log.append("verify")).run(module, PassContext())
+    finally:
+        del PASSES["test-record"], PASSES["test-pipe"]
+    assert log == ["a", "verify", "b", "verify", "c", "verify"]
+
+
+def test_unimplemented_pass_module_is_a_pass_error():
+    PASS_MODULES["test-missing"] = "shardy_ref.no_such_module"
+    try:
+        with pytest.raises(PassError, match="does not refer to a registered pass"):
+            make_pass("test-missing")
+    finally:
+        del PASS_MODULES["test-missing"]

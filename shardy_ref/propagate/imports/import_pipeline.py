@@ -1,0 +1,38 @@
+"""``sdy-import-pipeline``: the import passes in the order propagation needs them
+(upstream ``import_pipeline.cc``; ``algorithms.md`` §5.2, spec 002 §9).
+
+Since spec 002's era upstream added ``sdy-propagate-sharding-from-func-to-call`` and a
+second ``symbol-dce`` (after the splitter, which may leave functions unused), and runs
+apply-sharding-constraints and sharding-group-import here only when functions are
+deduplicated fully (otherwise the propagation pipeline runs them after importing calls).
+``sdy-explicit-gather-scatter-batching`` is off by default upstream and not an option of
+this pipeline; the "before_propagation" module dump needs a dump directory, which this
+pipeline has no option for either.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from shardy_ref.pass_manager import PassPipeline, PipelineElement, passes, register_pass
+
+
+@register_pass
+@dataclass(frozen=True, slots=True)
+class ImportPipeline(PassPipeline):
+    NAME = "sdy-import-pipeline"
+    dedup_functions_fully: bool = False
+
+    def elements(self) -> list[PipelineElement]:
+        pipeline = passes(
+            "symbol-dce",
+            "sdy-lift-inlined-meshes",
+            "sdy-remove-size-one-axes",
+            "sdy-propagate-sharding-from-func-to-call",
+            "sdy-constant-or-scalar-splitter",
+            "symbol-dce",
+            "sdy-manual-axes-cleanup",
+            "sdy-add-data-flow-edges",
+        )
+        if self.dedup_functions_fully:
+            pipeline += passes("sdy-apply-sharding-constraints", "sdy-sharding-group-import")
+        return pipeline
