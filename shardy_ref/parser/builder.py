@@ -292,8 +292,6 @@ class CoreBuilder(Transformer):
             if len(named) != len(args):
                 raise self.error(sym, "expected SSA identifier")
             self.region_with_args(region, named)
-        elif named:
-            raise self.error(sym, "expected '{' to begin a region")
         return self.make_op(tok, "func.func", attributes=attributes,
                             regions=[region if region is not None else Region()])
 

@@ -388,3 +388,11 @@ def test_printing_is_a_fixed_point_on_the_corpus():
             assert print_module(parse_module(once), generic=generic) == once, chunk.id
         checked += 1
     assert checked > 1000
+
+
+def test_declaration_with_named_arguments_prints_without_names():
+    """MLIR accepts ``%arg0: T`` in a body-less declaration and drops the names."""
+    from shardy_ref.parser import parse_module, print_module
+    module = parse_module("func.func private @f(%arg0: tensor<8xi32>) -> tensor<8xi32>\n")
+    assert print_module(module) == \
+        "module {\n  func.func private @f(tensor<8xi32>) -> tensor<8xi32>\n}\n"
