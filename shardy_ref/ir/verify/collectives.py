@@ -23,9 +23,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from shardy_ref.ir.axis_lists import add_axis_or_merge, sort_and_merge_axes
 from shardy_ref.ir.diagnostics import VerifyError
 from shardy_ref.ir.operation import Operation
-from shardy_ref.ir.sdy_axes import AxisRef, AxisRefList, ListOfAxisRefLists, Mesh, mesh_axis_key
+from shardy_ref.ir.sdy_axes import AxisRef, AxisRefList, ListOfAxisRefLists, Mesh
 from shardy_ref.ir.sdy_debug import ReductionOp
 from shardy_ref.ir.sdy_sharding import AllToAllParamList, DimensionSharding, TensorSharding
 from shardy_ref.ir.types import (
@@ -164,24 +165,6 @@ def verify_collective_op(op: Operation, ctx: VerifyContext) -> None:
 def axes_string(axes: Sequence[AxisRef]) -> str:
     """``strippedAttrsString(axes, stripMnemonic=true)``: ``["x", "y":(2)2]``."""
     return "[" + ", ".join(a.params() for a in axes) + "]"
-
-
-def add_axis_or_merge(axes: list[AxisRef], axis: AxisRef, mesh: Mesh) -> None:
-    """Upstream ``addAxisOrMerge``: append ``axis``, merged into the last one if they are
-    consecutive sub-axes (a merge covering the whole axis gives the full axis)."""
-    if axes and axes[-1].can_merge(axis):
-        axes[-1] = axes[-1].merge(axis, mesh)
-    else:
-        axes.append(axis)
-
-
-def sort_and_merge_axes(axes: Sequence[AxisRef], mesh: Mesh) -> list[AxisRef]:
-    """Upstream ``sortAndMergeAxes`` (assumes no two axes overlap): sorted w.r.t. the mesh,
-    with consecutive sub-axes merged."""
-    merged: list[AxisRef] = []
-    for axis in sorted(axes, key=mesh_axis_key(mesh)):
-        add_axis_or_merge(merged, axis, mesh)
-    return merged
 
 
 def gather_axes_along_dim(dim_sharding: DimensionSharding, gathering_axes: Sequence[AxisRef],

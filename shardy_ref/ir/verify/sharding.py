@@ -17,11 +17,11 @@ See https://openxla.org/shardy/sdy_dialect#tensorshardingattr and
 """
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 
+from shardy_ref.ir.axis_lists import axis_set_diff
 from shardy_ref.ir.builtin_attrs import format_symbol_name
 from shardy_ref.ir.diagnostics import VerifyError
 from shardy_ref.ir.operation import Operation, OpResult, Value
@@ -449,37 +449,6 @@ def _check_reduction(op: Operation, shardings: list[TensorSharding], diff: list[
                 a.overlaps(d) for a in sharding.unreduced_axes for d in diff):
             raise op_error(op, f"cannot {verb} '{sharding.reduction_op.keyword}' unreduced "
                            f"axes. Expected '{expected.keyword}'.")
-
-
-def axis_set_diff(axes_a: Sequence[AxisRef], axes_b: Sequence[AxisRef],
-                  mesh: Mesh) -> list[AxisRef]:
-    """``getAxisSetDiff``: the parts of ``axes_a`` that no axis of ``axes_b`` covers."""
-    if not axes_a or list(axes_a) == list(axes_b):
-        return []
-    set_b = sorted(axes_b)
-    result: list[AxisRef] = []
-    for axis in axes_a:
-        rest: AxisRef | None = axis
-        while rest is not None:
-            other = _first_overlapping(rest, set_b)
-            if other is None:
-                result.append(rest)
-                break
-            prefix = rest.prefix_without_overlap(other)
-            if prefix is not None:
-                result.append(prefix)
-            rest = rest.suffix_without_overlap(other, mesh)
-    return result
-
-
-def _first_overlapping(axis: AxisRef, ordered: list[AxisRef]) -> AxisRef | None:
-    """``AxisRefAttr::getFirstOverlapping`` in ``ordered`` (sorted, non-overlapping)."""
-    after = bisect_left(ordered, axis)
-    if after > 0 and axis.overlaps(ordered[after - 1]):
-        return ordered[after - 1]
-    if after < len(ordered) and axis.overlaps(ordered[after]):
-        return ordered[after]
-    return None
 
 
 # --- the mesh shared by shardings (upstream utils.cc getCommonMesh) ---------------------

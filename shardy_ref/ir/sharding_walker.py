@@ -1,0 +1,76 @@
+"""Rewrite every sharding of a module: upstream ``transformShardings``
+(``transforms/common/sharding_walker.cc``), and finding ``sdy.mesh`` symbols.
+
+Upstream's walker knows where each op keeps its shardings; here one generic replacer
+rebuilds every attribute that nests a :class:`TensorSharding` (function arg/result
+dictionaries, ``sdy.sharding`` lists, the inherent shardings of sdy ops, in/out shardings
+of manual and named computations ...). Ops are visited pre-order and an op's attributes in
+name order, as MLIR's sorted attribute dictionary does; for the ops holding several
+shardings (``arg_attrs`` < ``res_attrs``, ``in_shardings`` < ``out_shardings``) that is
+upstream's walk order.
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+from shardy_ref.ir.builtin_attrs import Attribute, DictionaryAttr
+from shardy_ref.ir.operation import Operation
+from shardy_ref.ir.sdy_axes import Mesh
+from shardy_ref.ir.sdy_sharding import TensorSharding
+from shardy_ref.ir.symbols import SymbolTable
+
+MESH_OP = "sdy.mesh"
+
+
+def replace_nested(attr, cls: type, fn: Callable):
+    """``attr`` with every nested instance of ``cls`` replaced by ``fn(instance)`` (outer
+    first; a replaced value is not searched further). Returns ``attr`` itself when
+    nothing changed, so callers can tell by identity (MLIR ``AttrTypeReplacer``)."""
+    if isinstance(attr, cls):
+        return fn(attr)
+    if isinstance(attr, DictionaryAttr):
+        items = tuple((k, replace_nested(v, cls, fn)) for k, v in attr.value)
+        changed = any(new is not old for (_, new), (_, old) in zip(items, attr.value))
+        return DictionaryAttr(items) if changed else attr
+    if not (isinstance(attr, Attribute) and dataclasses.is_dataclass(attr)):
+        return attr
+    changes = {}
+    for f in dataclasses.fields(attr):
+        value = getattr(attr, f.name)
+        if isinstance(value, tuple) and value and isinstance(value[0], Attribute):
+            new = tuple(replace_nested(v, cls, fn) for v in value)
+            if any(n is not v for n, v in zip(new, value)):
+                changes[f.name] = new
+        elif isinstance(value, Attribute):
+            new = replace_nested(value, cls, fn)
+            if new is not value:
+                changes[f.name] = new
+    return dataclasses.replace(attr, **changes) if changes else attr
+
+
+def replace_in_op(op: Operation, cls: type, fn: Callable) -> None:
+    """Apply :func:`replace_nested` to each attribute of ``op``, in name order."""
+    for name in sorted(op.attributes):
+        old = op.attributes[name]
+        new = replace_nested(old, cls, fn)
+        if new is not old:
+            op.attributes[name] = new
+
+
+def transform_shardings(root: Operation,
+                        fn: Callable[[TensorSharding], TensorSharding]) -> None:
+    """Upstream ``transformShardings``: replace every sharding under ``root`` (ops
+    pre-order) by ``fn(sharding)``."""
+    for op in root.walk():
+        replace_in_op(op, TensorSharding, fn)
+
+
+def mesh_ops(module: Operation) -> list[Operation]:
+    return [op for op in module.regions[0].blocks[0] if op.name == MESH_OP]
+
+
+def lookup_mesh(table: SymbolTable, name: str) -> Mesh | None:
+    """Upstream ``getMeshAttr(symbolTable, name)``: the mesh of ``sdy.mesh @name``."""
+    op = table.lookup(name)
+    return op.attributes.get("mesh") if op is not None and op.name == MESH_OP else None
