@@ -24,6 +24,7 @@ from shardy_ref.ir.operation import Operation
 _IMPORTS = "shardy_ref.propagate.imports."
 PASS_MODULES: dict[str, str] = {
     "symbol-dce": "shardy_ref.transforms.symbol_dce",
+    "canonicalize": "shardy_ref.transforms.canonicalize",
     # import passes (spec 002, algorithms.md §5.2)
     "sdy-lift-inlined-meshes": _IMPORTS + "meshes",
     "sdy-inline-meshes": _IMPORTS + "meshes",
@@ -40,6 +41,7 @@ PASS_MODULES: dict[str, str] = {
     "sdy-add-func-data-flow-edges": _IMPORTS + "func_data_flow_edges",
     "sdy-explicit-gather-scatter-batching": _IMPORTS + "gather_scatter_batching",
     "sdy-import-pipeline": _IMPORTS + "import_pipeline",
+    "sdy-populate-op-sharding-rules": "shardy_ref.propagate.rules.populate",
 }
 
 PASSES: dict[str, type[Pass]] = {}

@@ -52,7 +52,7 @@ def grammar_text() -> str:
     op_terminals = "\n".join(terminal(name, names) for name, names in syntax.OP_TERMINALS.items())
     # Any other stablehlo op name: cheaper to lex than an alternation of a hundred names;
     # the builder checks the op has the common pretty shape (FORMATS).
-    op_terminals += f"\nSHLO_PRETTY.4: /stablehlo\\.[a-z_]+{_IDENT_TAIL}/"
+    op_terminals += f"\nSHLO_PRETTY.4: /stablehlo\\.[a-z_][a-z0-9_]*{_IDENT_TAIL}/"
     return (text.replace("{{CUSTOM_OPS}}", "".join(f" | {r}" for r in syntax.CUSTOM_OP_RULES))
             .replace("{{OPAQUE_BODY}}", "/" + _opaque_body_regex() + "/")
             .replace("{{SQUARE_BODY}}", "/" + _bracket_body_regex("[", "]") + "/")

@@ -1,0 +1,37 @@
+"""Sharding rules of pointwise ops (algorithms.md §5.9): every dimension of every operand
+and result is the same factor. Also ``clamp`` and ``select``, whose ``min``/``max`` or
+``pred`` operands may be scalars. See upstream ``op_sharding_rule_registry.cc``.
+"""
+from __future__ import annotations
+
+from shardy_ref.ir.operation import Operation
+from shardy_ref.ir.sdy_rules import OpShardingRule
+from shardy_ref.propagate.rules.builder import OpShardingRuleBuilder, tensor_shape
+from shardy_ref.propagate.rules.registry import rule
+
+POINTWISE_OPS = tuple(f"stablehlo.{name}" for name in """
+    abs add and atan2 cbrt ceil count_leading_zeros compare complex convert cosine divide
+    exponential exponential_minus_one floor imag is_finite log_plus_one log logistic maximum
+    minimum multiply negate not or popcnt power real reduce_precision remainder
+    round_nearest_even round_nearest_afz rsqrt shift_left shift_right_arithmetic
+    shift_right_logical sign sine sqrt subtract tan tanh xor""".split())
+
+
+@rule("sdy.sharding_constraint", *POINTWISE_OPS)
+def pointwise_rule(op: Operation, _conservative: bool) -> OpShardingRule | None:
+    """Upstream ``OpShardingRuleBuilder::buildPointwise``."""
+    return OpShardingRuleBuilder.build_pointwise(op)
+
+
+@rule("stablehlo.clamp")
+def clamp_rule(op: Operation, _conservative: bool) -> OpShardingRule:
+    """Pointwise over ``operand``'s shape; scalar ``min``/``max`` are left unmapped."""
+    return OpShardingRuleBuilder.for_op(op).add_pointwise(
+        tensor_shape(op.operands[1].type)).build()
+
+
+@rule("stablehlo.select")
+def select_rule(op: Operation, _conservative: bool) -> OpShardingRule:
+    """Pointwise over the result's shape; a scalar ``pred`` is broadcast, so unmapped."""
+    return OpShardingRuleBuilder.for_op(op).add_pointwise(
+        tensor_shape(op.result_types[0])).build()
