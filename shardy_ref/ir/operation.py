@@ -201,6 +201,17 @@ class Operation:
             o.drop()
         self._operands = [OpOperand(self, i, v) for i, v in enumerate(values)]
 
+    def erase_operands(self, indices: Iterable[int]) -> None:
+        """Remove the operands at ``indices``; the others keep their place in their values'
+        use lists (MLIR ``eraseOperands``)."""
+        drop = set(indices)
+        for o in self._operands:
+            if o.index in drop:
+                o.drop()
+        self._operands = [o for o in self._operands if o.index not in drop]
+        for i, o in enumerate(self._operands):
+            o.index = i
+
     @property
     def result(self) -> OpResult:
         if len(self.results) != 1:
@@ -446,6 +457,8 @@ class Block:
         return op
 
     def _link(self, op: Operation, prev: Operation | None, nxt: Operation | None) -> None:
+        if op.parent is self and (op is prev or op is nxt):
+            return  # already there (e.g. moved right after its own predecessor)
         if op.parent is not None:
             op.parent._unlink(op)
         op.parent = self

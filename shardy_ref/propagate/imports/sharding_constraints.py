@@ -1,0 +1,205 @@
+"""``sdy-apply-sharding-constraints``: let constraints that dictate the sharding of their
+input set it (spec 002 §2; ``algorithms.md`` §5.2). Upstream
+``transforms/import/apply_sharding_constraints.cc``.
+
+A ``sdy.sharding_constraint`` (and each in-sharding of a ``sdy.manual_computation``, in
+essence a constraint on its operand) copies its sharding onto the input when the input can
+carry one, has none yet, the sharding is fully closed, and no other constraint or manual
+computation wants a different sharding for it (§2.1). When the input is a data-flow edge
+target, the input's other uses go through the constraint instead (§2.1, §2.3). A chain of
+constraints first takes over the later uses of its input in the same block (§2.2).
+
+Following HEAD (not the older spec 002): a constraint whose sharding is applied directly
+also gets its pointwise ``sdy.sharding_rule`` (``getOrCreateShardingRule(op,
+setShardingRuleOnOp=true)``), and in the data-flow-edge case the constraint's unreduced axes
+are set on the input, since unreduced axes don't propagate.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from shardy_ref.ir.diagnostics import PassError
+from shardy_ref.ir.operation import BlockArgument, Operation, Value
+from shardy_ref.ir.sdy_rules import DimMapping, OpShardingRule, TensorMapping
+from shardy_ref.ir.sdy_sharding import TensorSharding
+from shardy_ref.ir.value_sharding import get_sharding, set_sharding, shardable_value
+from shardy_ref.pass_manager import Pass, register_pass
+from shardy_ref.propagate.imports.data_flow_edges import (
+    DATA_FLOW_EDGE,
+    insert_after_value,
+    lookup_data_flow_edge,
+)
+
+SHARDING_CONSTRAINT = "sdy.sharding_constraint"
+MANUAL_COMPUTATION = "sdy.manual_computation"
+CONSTRAINT_OPS = (SHARDING_CONSTRAINT, MANUAL_COMPUTATION)
+SHARDING_RULE_ATTR = "sdy.sharding_rule"  # upstream ``kShardingRuleAttr``
+K_DYNAMIC = -(2 ** 63)  # ``ShapedType::kDynamic``
+
+
+def is_fully_closed(sharding: TensorSharding) -> bool:
+    return all(d.is_closed for d in sharding.dim_shardings)
+
+
+def _rank(value: Value) -> int:
+    return len(getattr(value.type, "shape", None) or ())
+
+
+def is_used_by_constraint_with_different_sharding(value: Value,
+                                                  sharding: TensorSharding) -> bool:
+    """Some constraint or manual computation using ``value`` wants another sharding."""
+    for use in value.uses:
+        user = use.owner
+        if user.name == SHARDING_CONSTRAINT and user.attributes["sharding"] != sharding:
+            return True
+        if user.name == MANUAL_COMPUTATION and \
+                user.attributes["in_shardings"][use.index] != sharding:
+            return True
+    return False
+
+
+def is_used_by_sharding_constraint(value: Value, excluded: Operation | None = None) -> bool:
+    """Upstream ``isUsedByShardingConstraint``: a user other than ``excluded`` is a
+    constraint or a manual computation."""
+    return any(user is not excluded and user.name in CONSTRAINT_OPS for user in value.users)
+
+
+def should_apply(value: Value, sharding: TensorSharding) -> bool:
+    """The three conditions of §2.1, after checking ``value`` can carry a sharding at all
+    (a scalar block argument of a non-function region cannot)."""
+    if shardable_value(value) is None or get_sharding(value) is not None:
+        return False
+    # upstream keeps this for parity with GSPMD (b/358627707)
+    if not is_fully_closed(sharding):
+        return False
+    return not is_used_by_constraint_with_different_sharding(value, sharding)
+
+
+def pointwise_sharding_rule(op: Operation) -> OpShardingRule | None:
+    """``OpShardingRuleBuilder::buildPointwise`` for a one-operand, one-result op (the rule
+    upstream's registry gives ``sdy.sharding_constraint``): dimension d is factor d."""
+    shape = getattr(op.result_types[0], "shape", None)
+    if shape is None:
+        return None
+    mapping = TensorMapping(tuple(DimMapping((i,)) for i in range(len(shape))))
+    sizes = tuple(K_DYNAMIC if d is None else d for d in shape)
+    return OpShardingRule(sizes, (mapping,) * op.num_operands, (mapping,) * op.num_results)
+
+
+def set_sharding_rule_if_missing(op: Operation) -> None:
+    """``getOrCreateShardingRule(op, setShardingRuleOnOp=true)``: only constraints have a
+    rule; a manual computation has none."""
+    if op.name != SHARDING_CONSTRAINT or SHARDING_RULE_ATTR in op.attributes:
+        return
+    rule = pointwise_sharding_rule(op)
+    if rule is not None:
+        op.attributes[SHARDING_RULE_ATTR] = rule
+
+
+def apply_constraint(op: Operation, value: Value, sharding: TensorSharding,
+                     constraint_after_value: Callable[[], Operation]) -> None:
+    """Upstream ``applyConstraint``: set ``sharding`` on ``value``, or for a data-flow edge
+    target route ``value``'s other uses through the constraint that
+    ``constraint_after_value`` places right after it."""
+    if not should_apply(value, sharding):
+        return
+    defining = value.defining_op
+    if (defining is not None and defining.name == DATA_FLOW_EDGE) or \
+            lookup_data_flow_edge(value) is not None:
+        constraint = constraint_after_value()
+        value.replace_uses_with_if(constraint.results[0], lambda use: use.owner is not constraint)
+        if sharding.unreduced_axes:
+            current = get_sharding(value) or TensorSharding.fully_open(sharding.mesh_or_ref,
+                                                                       _rank(value))
+            set_sharding(value, current.replace(unreduced_axes=sharding.unreduced_axes,
+                                                reduction_op=sharding.reduction_op))
+        return
+    set_sharding_rule_if_missing(op)
+    set_sharding(value, sharding)
+
+
+def move_after_value(op: Operation, value: Value) -> None:
+    """Upstream ``moveAfterValue``."""
+    if isinstance(value, BlockArgument):
+        op.detach()
+        value.parent_block.prepend(op)
+    else:
+        op.move_after(value.op)
+
+
+def tail_of_sharding_constraint_chain(head: Operation) -> Operation | None:
+    """Upstream ``getTailOfShardingConstraintChain``: the last constraint of the chain
+    starting at ``head`` when the chain has length >= 2, its input is neither a
+    constraint's result nor sharded nor used by another constraint, and its tail is not
+    used by a constraint (§2.2); else None."""
+    value = head.operands[0]
+    defining = value.defining_op
+    if defining is not None and defining.name == SHARDING_CONSTRAINT:
+        return None
+    if get_sharding(value) is not None or is_used_by_sharding_constraint(value, head):
+        return None
+    tail = head
+    while True:
+        uses = tail.results[0].uses
+        if len(uses) != 1 or uses[0].owner.name != SHARDING_CONSTRAINT:
+            break
+        tail = uses[0].owner
+    if tail is head or is_used_by_sharding_constraint(tail.results[0]):
+        return None
+    return tail
+
+
+def apply_sharding_constraint(op: Operation) -> None:
+    tail = tail_of_sharding_constraint_chain(op)
+    value = op.operands[0]
+    if tail is not None:
+        value.replace_uses_with_if(tail.results[0], lambda use: (
+            use.owner is not op and use.owner.name != "func.return"
+            and use.owner.parent is tail.parent and tail.is_before_in_block(use.owner)))
+
+    def constraint_after_value() -> Operation:
+        move_after_value(op, value)
+        return op
+
+    apply_constraint(op, value, op.attributes["sharding"], constraint_after_value)
+
+
+def apply_manual_computation_in_shardings(op: Operation) -> None:
+    """The in-shardings of a manual computation act as constraints on its operands; in the
+    data-flow-edge case a new constraint is created after the operand, as the manual
+    computation itself can't move."""
+    shardings = op.attributes["in_shardings"].shardings
+    for operand, sharding in zip(op.operands, shardings, strict=True):
+        def constraint_after_value(operand=operand, sharding=sharding) -> Operation:
+            constraint = Operation(SHARDING_CONSTRAINT, [operand], [operand.type],
+                                   {"sharding": sharding}, location=op.location)
+            insert_after_value(operand, constraint)
+            return constraint
+
+        apply_constraint(op, operand, sharding, constraint_after_value)
+
+
+@register_pass
+@dataclass(frozen=True, slots=True)
+class ApplyShardingConstraintsPass(Pass):
+    """Applies constraints that dictate the sharding of their input. See
+    ``shardy/dialect/sdy/transforms/import/passes.td`` (``ApplyShardingConstraintsPass``).
+
+    The debug options record sharding origins / propagation edges; they need the
+    propagation debugging machinery, which is not implemented yet.
+    """
+
+    NAME = "sdy-apply-sharding-constraints"
+    debug_sharding_origins: bool = False
+    debug_propagation_edge_sharding: bool = False
+
+    def run(self, op: Operation, ctx) -> None:
+        if self.debug_sharding_origins or self.debug_propagation_edge_sharding:
+            raise PassError(op.location, f"{self.NAME}: the debug-sharding-origins and "
+                            "debug-propagation-edge-sharding options are not supported yet")
+        for target in list(op.walk(post_order=True)):
+            if target.name == SHARDING_CONSTRAINT:
+                apply_sharding_constraint(target)
+            elif target.name == MANUAL_COMPUTATION:
+                apply_manual_computation_in_shardings(target)
