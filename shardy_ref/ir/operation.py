@@ -50,13 +50,15 @@ class Value:
         return len(self._uses) == 1
 
     def replace_all_uses_with(self, other: Value) -> None:
+        """Move every use to ``other`` as MLIR does: most recent use first, each becoming
+        the most recent use of ``other``, so the moved uses end up in reverse order."""
         if other is self:
             return
-        for use in list(self._uses):
+        for use in self.uses:
             use.set(other)
 
     def replace_uses_with_if(self, other: Value, predicate) -> None:
-        for use in list(self._uses):
+        for use in self.uses:
             if predicate(use):
                 use.set(other)
 

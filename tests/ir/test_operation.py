@@ -115,3 +115,17 @@ def test_replace_all_uses_of_op_results():
     assert user.operands == (b.results[1], b.results[0])
     with pytest.raises(IRError):
         a.replace_all_uses_with([b.results[0]])
+
+
+def test_replace_all_uses_with_reverses_the_moved_uses_like_mlir():
+    """MLIR moves uses most recent first, each to the front of the new list."""
+    from shardy_ref.ir.operation import Block, Operation
+    from shardy_ref.ir.types import I32
+
+    block = Block([I32, I32])
+    a, b = block.args
+    users = [block.append(Operation("t.use", [a])) for _ in range(3)]
+    existing = block.append(Operation("t.use", [b]))
+    assert [u.owner for u in a.uses] == users[::-1]
+    a.replace_all_uses_with(b)
+    assert [u.owner for u in b.uses] == [*users, existing]
