@@ -19,7 +19,7 @@ from shardy_ref.pass_manager import PassContext
 from shardy_ref.propagate.imports import import_func_calls
 
 from .pass_helpers import assert_idempotent, run_pipeline
-from .strategies_call_graph import SHARDINGS, call_graph_module
+from .strategies_call_graph import SHARDINGS, call_graph_module, has_declaration
 
 PASS = "sdy-import-func-calls"
 NO_EDGES = "sdy-import-func-calls{add-data-flow-edges-on-named-computations=false}"
@@ -208,11 +208,6 @@ def sharded_call_graph_module(rng: random.Random) -> str:
         return f"{m.group(1)} {{sdy.sharding = #sdy.sharding{rng.choice(SHARDINGS)}}})"
 
     return re.sub(r"(@f[1-9]\(%arg0: tensor<8x2xi32>)\)", shard_arg, text)
-
-
-def has_declaration(text: str) -> bool:
-    return any(line.startswith("func.func") and not line.endswith("{")
-               for line in text.splitlines())
 
 
 @settings(max_examples=40, deadline=None)
