@@ -23,3 +23,31 @@ def assert_idempotent(text: str, pipeline: str) -> str:
     twice = run_pipeline(once, pipeline)
     assert twice == once, f"not idempotent:\n--- once\n{once}\n--- twice\n{twice}"
     return once
+
+
+def examples(strategy, n: int = 40) -> list:
+    """``n`` reproducible examples of a hypothesis strategy, for differential tests that
+    send them to the oracle in one batch."""
+    from hypothesis import given, settings
+
+    out = []
+
+    @settings(max_examples=n, deadline=None, derandomize=True, database=None)
+    @given(strategy)
+    def collect(example):
+        out.append(example)
+
+    collect()
+    return out
+
+
+def assert_like_oracle(texts: list[str], pipeline: str) -> None:
+    """Our output of ``pipeline`` on each text equals real Shardy's (``tools/corpus.py``
+    runs the oracle in one batch and caches its answers)."""
+    import corpus
+
+    refs = corpus.oracle_print([(t, False) for t in texts],
+                               pipeline=f"builtin.module({pipeline})")
+    for text, ref in zip(texts, refs):
+        assert ref["ok"], ref["err"]
+        assert run_pipeline(text, pipeline) == ref["out"], text

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import random
 
-import corpus
 import pytest
 from hypothesis import given, settings
 
@@ -15,7 +14,7 @@ from shardy_ref.ir.types import IntegerType, RankedTensorType
 from shardy_ref.parser import parse_module
 from shardy_ref.propagate.imports.constant_splitter import is_elementwise, is_pure
 
-from .pass_helpers import assert_idempotent, run_pipeline
+from .pass_helpers import assert_idempotent, assert_like_oracle, run_pipeline
 from .strategies_constants import constant_module, constant_modules
 
 PASS = "sdy-constant-or-scalar-splitter"
@@ -182,8 +181,4 @@ def test_not_idempotent_on_calls_to_constant_functions():
 @pytest.mark.oracle
 def test_random_modules_like_real_shardy():
     texts = [constant_module(random.Random(seed), calls=seed % 2 == 1) for seed in range(60)]
-    refs = corpus.oracle_print([(t, False) for t in texts],
-                               pipeline=f"builtin.module({PASS})")
-    for text, ref in zip(texts, refs):
-        assert ref["ok"], ref["err"]
-        assert run_pipeline(text, PASS) == ref["out"], text
+    assert_like_oracle(texts, PASS)

@@ -3,7 +3,6 @@ right after it, holding its sharding, and taking over all its other uses. Upstre
 is not idempotent: a second run stacks an edge on each edge, which the verifier rejects."""
 from __future__ import annotations
 
-import corpus
 import pytest
 from hypothesis import given, settings
 
@@ -18,7 +17,7 @@ from shardy_ref.propagate.imports.data_flow_edges import (
     op_result_edge_owners,
 )
 
-from .pass_helpers import run_pipeline
+from .pass_helpers import assert_like_oracle, examples, run_pipeline
 from .strategies_constraints import constraint_modules
 
 PASS = "sdy-add-data-flow-edges"
@@ -153,15 +152,5 @@ def test_every_owner_feeds_exactly_one_edge_with_its_old_sharding(text):
 
 @pytest.mark.oracle
 def test_random_modules_like_real_shardy():
-    texts = []
-
-    @settings(max_examples=40, deadline=None, derandomize=True, database=None)
-    @given(constraint_modules(NO_EDGES))
-    def collect(text):
-        texts.append(text)
-
-    collect()
-    refs = corpus.oracle_print([(t, False) for t in texts], pipeline=f"builtin.module({PASS})")
-    for text, ref in zip(texts, refs):
-        assert ref["ok"], ref["err"]
-        assert run_pipeline(text, PASS) == ref["out"], text
+    texts = examples(constraint_modules(NO_EDGES), 40)
+    assert_like_oracle(texts, PASS)

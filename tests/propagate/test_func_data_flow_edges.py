@@ -9,14 +9,13 @@ from __future__ import annotations
 import random
 import re
 
-import corpus
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shardy_ref.ir.diagnostics import PassError, ShardyRefError
 
-from .pass_helpers import run_pipeline
+from .pass_helpers import assert_like_oracle, run_pipeline
 from .strategies_call_graph import call_graph_module
 
 PASS = "sdy-add-func-data-flow-edges"
@@ -126,7 +125,4 @@ def test_second_run_stacks_edges_and_fails(rng):
 def test_random_modules_like_real_shardy():
     texts = [as_main(call_graph_module(random.Random(seed), shardings=True))
              for seed in range(40)]
-    refs = corpus.oracle_print([(t, False) for t in texts], pipeline=f"builtin.module({PASS})")
-    for text, ref in zip(texts, refs):
-        assert ref["ok"], ref["err"]
-        assert run_pipeline(text, PASS) == ref["out"], text
+    assert_like_oracle(texts, PASS)

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import random
 
-import corpus
 import pytest
 from hypothesis import given, settings
 
-from .pass_helpers import assert_idempotent, run_pipeline
+from .pass_helpers import assert_idempotent, assert_like_oracle, run_pipeline
 from .strategies_call_graph import call_graph_module, call_graph_modules
 
 MESHES = 'sdy.mesh @mesh = <["x"=2, "y"=2]>\nsdy.mesh @max = <[], device_ids=[3]>\n'
@@ -79,9 +78,4 @@ def test_idempotent_and_verifies(text):
 @pytest.mark.oracle
 def test_random_modules_like_real_shardy():
     texts = [call_graph_module(random.Random(seed), shardings=True) for seed in range(40)]
-    refs = corpus.oracle_print(
-        [(t, False) for t in texts],
-        pipeline="builtin.module(sdy-propagate-sharding-from-func-to-call)")
-    for text, ref in zip(texts, refs):
-        assert ref["ok"], ref["err"]
-        assert run_pipeline(text, "sdy-propagate-sharding-from-func-to-call") == ref["out"], text
+    assert_like_oracle(texts, "sdy-propagate-sharding-from-func-to-call")

@@ -4,7 +4,6 @@ Upstream's pass is idempotent: a rewritten op has batching dims, and the pattern
 those."""
 from __future__ import annotations
 
-import corpus
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -12,7 +11,7 @@ from hypothesis import strategies as st
 from shardy_ref.ir.stablehlo_attrs import GatherDimensionNumbers, ScatterDimensionNumbers
 from shardy_ref.parser import parse_module
 
-from .pass_helpers import assert_idempotent, run_pipeline
+from .pass_helpers import assert_idempotent, assert_like_oracle, examples, run_pipeline
 
 PASS = "sdy-explicit-gather-scatter-batching"
 
@@ -323,16 +322,5 @@ def test_output_verifies_and_pass_is_idempotent(text):
 
 @pytest.mark.oracle
 def test_random_modules_like_real_shardy():
-    texts = []
-
-    @settings(max_examples=40, deadline=None, derandomize=True, database=None)
-    @given(batched_gather_modules())
-    def collect(text):
-        texts.append(text)
-
-    collect()
-    refs = corpus.oracle_print([(t, False) for t in texts],
-                               pipeline=f"builtin.module(func.func({PASS}))")
-    for text, ref in zip(texts, refs):
-        assert ref["ok"], ref["err"]
-        assert run_pipeline(text, PASS) == ref["out"], text
+    texts = examples(batched_gather_modules(), 40)
+    assert_like_oracle(texts, f"func.func({PASS})")

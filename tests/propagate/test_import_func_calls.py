@@ -9,7 +9,6 @@ from __future__ import annotations
 import random
 import re
 
-import corpus
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
@@ -18,7 +17,7 @@ from shardy_ref.ir.diagnostics import ShardyRefError
 from shardy_ref.pass_manager import PassContext
 from shardy_ref.propagate.imports import import_func_calls
 
-from .pass_helpers import assert_idempotent, run_pipeline
+from .pass_helpers import assert_idempotent, assert_like_oracle, run_pipeline
 from .strategies_call_graph import SHARDINGS, call_graph_module, has_declaration
 
 PASS = "sdy-import-func-calls"
@@ -240,8 +239,4 @@ def test_random_modules_like_real_shardy(pipeline):
     # and real Shardy hangs
     texts = [t for t in (sharded_call_graph_module(random.Random(seed)) for seed in range(50))
              if not has_declaration(t)]
-    refs = corpus.oracle_print([(t, False) for t in texts],
-                               pipeline=f"builtin.module({pipeline})")
-    for text, ref in zip(texts, refs):
-        assert ref["ok"], ref["err"]
-        assert run_pipeline(text, pipeline) == ref["out"], text
+    assert_like_oracle(texts, pipeline)

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import random
 
-import corpus
 import pytest
 from hypothesis import given, settings
 
-from .pass_helpers import run_pipeline
+from .pass_helpers import assert_like_oracle, run_pipeline
 from .strategies_call_graph import call_graph_module, call_graph_modules, has_declaration
 from .strategies_constants import constant_module, constant_modules
 from .strategies_constraints import KINDS, constraint_modules
@@ -69,8 +68,4 @@ def test_random_modules_like_real_shardy(dedup):
     # upstream's sdy-lift-inlined-meshes crashes (SIGSEGV) on function declarations
     texts = [t for t in texts if not has_declaration(t)]
     pipeline = f"sdy-import-pipeline{{dedup-functions-fully={str(dedup).lower()}}}"
-    refs = corpus.oracle_print([(t, False) for t in texts],
-                               pipeline=f"builtin.module({pipeline})")
-    for text, ref in zip(texts, refs):
-        assert ref["ok"], ref["err"]
-        assert run_pipeline(text, pipeline) == ref["out"], text
+    assert_like_oracle(texts, pipeline)

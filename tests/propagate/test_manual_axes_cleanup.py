@@ -3,7 +3,6 @@ replicated by every in/out sharding. Upstream's pass is idempotent (a cleaned-up
 computation already satisfies both)."""
 from __future__ import annotations
 
-import corpus
 import pytest
 from hypothesis import given, settings
 
@@ -12,7 +11,7 @@ from shardy_ref.ir.sharding_walker import mesh_ops
 from shardy_ref.parser import parse_module
 from shardy_ref.propagate.imports.manual_axes_cleanup import MANUAL_COMPUTATION
 
-from .pass_helpers import assert_idempotent, run_pipeline
+from .pass_helpers import assert_idempotent, assert_like_oracle, examples, run_pipeline
 from .strategies_meshes import manual_computation_modules
 
 PASS = "sdy-manual-axes-cleanup"
@@ -110,15 +109,5 @@ def test_idempotent_and_verifies(text):
 
 @pytest.mark.oracle
 def test_random_modules_like_real_shardy():
-    texts = []
-
-    @settings(max_examples=40, deadline=None, derandomize=True, database=None)
-    @given(manual_computation_modules())
-    def collect(text):
-        texts.append(text)
-
-    collect()
-    refs = corpus.oracle_print([(t, False) for t in texts], pipeline=f"builtin.module({PASS})")
-    for text, ref in zip(texts, refs):
-        assert ref["ok"], ref["err"]
-        assert run_pipeline(text, PASS) == ref["out"], text
+    texts = examples(manual_computation_modules(), 40)
+    assert_like_oracle(texts, PASS)

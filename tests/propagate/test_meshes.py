@@ -4,7 +4,6 @@ they share. Both passes are idempotent on modules without StableHLO meshes in
 run deduplicates)."""
 from __future__ import annotations
 
-import corpus
 import pytest
 from hypothesis import given, settings
 
@@ -12,7 +11,7 @@ from shardy_ref.ir.builtin_attrs import ArrayAttr, DictionaryAttr, StringAttr
 from shardy_ref.ir.sharding_walker import replace_nested
 from shardy_ref.parser.reader import parse_attribute
 
-from .pass_helpers import assert_idempotent, run_pipeline
+from .pass_helpers import assert_idempotent, assert_like_oracle, examples, run_pipeline
 from .strategies_meshes import sharded_modules
 
 LIFT, INLINE = "sdy-lift-inlined-meshes", "sdy-inline-meshes"
@@ -169,16 +168,5 @@ def test_inline_idempotent_and_undoes_lift(text):
 @pytest.mark.oracle
 @pytest.mark.parametrize("pipeline", [LIFT, INLINE])
 def test_random_modules_like_real_shardy(pipeline):
-    texts = []
-
-    @settings(max_examples=40, deadline=None, derandomize=True, database=None)
-    @given(sharded_modules(sum_only=True))
-    def collect(text):
-        texts.append(text)
-
-    collect()
-    refs = corpus.oracle_print([(t, False) for t in texts],
-                               pipeline=f"builtin.module({pipeline})")
-    for text, ref in zip(texts, refs):
-        assert ref["ok"], ref["err"]
-        assert run_pipeline(text, pipeline) == ref["out"], text
+    texts = examples(sharded_modules(sum_only=True), 40)
+    assert_like_oracle(texts, pipeline)

@@ -2,7 +2,6 @@
 has one. Upstream's pass is idempotent (the meshes keep the axes; no sharding uses them)."""
 from __future__ import annotations
 
-import corpus
 import pytest
 from hypothesis import given, settings
 
@@ -16,7 +15,7 @@ from shardy_ref.propagate.imports.remove_size_one_axes import (
     remove_size_one_axes,
 )
 
-from .pass_helpers import assert_idempotent, run_pipeline
+from .pass_helpers import assert_idempotent, assert_like_oracle, examples, run_pipeline
 from .strategies_meshes import sharded_modules
 
 PASS = "sdy-remove-size-one-axes"
@@ -102,15 +101,5 @@ def test_idempotent_and_verifies(text):
 
 @pytest.mark.oracle
 def test_random_modules_like_real_shardy():
-    texts = []
-
-    @settings(max_examples=40, deadline=None, derandomize=True, database=None)
-    @given(sharded_modules(size_one=True, sum_only=True))
-    def collect(text):
-        texts.append(text)
-
-    collect()
-    refs = corpus.oracle_print([(t, False) for t in texts], pipeline=f"builtin.module({PASS})")
-    for text, ref in zip(texts, refs):
-        assert ref["ok"], ref["err"]
-        assert run_pipeline(text, PASS) == ref["out"], text
+    texts = examples(sharded_modules(size_one=True, sum_only=True), 40)
+    assert_like_oracle(texts, PASS)

@@ -4,7 +4,6 @@ chains take over the later uses of their input. Upstream's pass is idempotent: a
 sharding blocks re-application, and a moved constraint already sits where it would move."""
 from __future__ import annotations
 
-import corpus
 import pytest
 from hypothesis import given, settings
 
@@ -15,7 +14,7 @@ from shardy_ref.propagate.imports.sharding_constraints import (
     pointwise_sharding_rule,
 )
 
-from .pass_helpers import assert_idempotent, run_pipeline
+from .pass_helpers import assert_idempotent, assert_like_oracle, examples, run_pipeline
 from .strategies_constraints import constraint_modules
 
 PASS = "sdy-apply-sharding-constraints"
@@ -160,16 +159,5 @@ def test_idempotent_and_verifies(text):
 def test_random_modules_like_real_shardy(pipeline):
     kinds = ("constraint", "constraint", "constraint", "add", "manual", "barrier", "named",
              "loop") + (("edge",) if pipeline == PASS else ())
-    texts = []
-
-    @settings(max_examples=40, deadline=None, derandomize=True, database=None)
-    @given(constraint_modules(kinds))
-    def collect(text):
-        texts.append(text)
-
-    collect()
-    refs = corpus.oracle_print([(t, False) for t in texts],
-                               pipeline=f"builtin.module({pipeline})")
-    for text, ref in zip(texts, refs):
-        assert ref["ok"], ref["err"]
-        assert run_pipeline(text, pipeline) == ref["out"], text
+    texts = examples(constraint_modules(kinds), 40)
+    assert_like_oracle(texts, pipeline)

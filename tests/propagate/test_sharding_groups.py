@@ -5,14 +5,13 @@ numbered by its leader's position, a second run by first appearance), but it is 
 grouping, and a third run changes nothing more."""
 from __future__ import annotations
 
-import corpus
 import pytest
 from hypothesis import given, settings
 
 from shardy_ref.ir.diagnostics import PassError
 from shardy_ref.propagate.imports.sharding_groups import EquivalenceClasses
 
-from .pass_helpers import run_pipeline
+from .pass_helpers import assert_like_oracle, examples, run_pipeline
 from .strategies_constraints import sharding_group_modules
 
 PASS = "sdy-sharding-group-import"
@@ -120,15 +119,5 @@ def test_grouping_is_stable_and_numbering_settles_after_two_runs(text):
 
 @pytest.mark.oracle
 def test_random_modules_like_real_shardy():
-    texts = []
-
-    @settings(max_examples=40, deadline=None, derandomize=True, database=None)
-    @given(sharding_group_modules())
-    def collect(text):
-        texts.append(text)
-
-    collect()
-    refs = corpus.oracle_print([(t, False) for t in texts], pipeline=f"builtin.module({PASS})")
-    for text, ref in zip(texts, refs):
-        assert ref["ok"], ref["err"]
-        assert run_pipeline(text, PASS) == ref["out"], text
+    texts = examples(sharding_group_modules(), 40)
+    assert_like_oracle(texts, PASS)

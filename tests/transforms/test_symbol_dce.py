@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import random
 
-import corpus
 import pytest
 from hypothesis import given, settings
 
-from tests.propagate.pass_helpers import assert_idempotent, run_pipeline
+from tests.propagate.pass_helpers import assert_idempotent, assert_like_oracle, run_pipeline
 from tests.propagate.strategies_call_graph import call_graph_module, call_graph_modules
 
 T = "tensor<8xf32>"
@@ -56,7 +55,4 @@ def test_idempotent_and_verifies(text):
 @pytest.mark.oracle
 def test_random_call_graphs_like_real_shardy():
     texts = [call_graph_module(random.Random(seed), shardings=True) for seed in range(30)]
-    refs = corpus.oracle_print([(t, False) for t in texts], pipeline="builtin.module(symbol-dce)")
-    for text, ref in zip(texts, refs):
-        assert ref["ok"], ref["err"]
-        assert run_pipeline(text, "symbol-dce") == ref["out"], text
+    assert_like_oracle(texts, "symbol-dce")
