@@ -10,7 +10,7 @@ import random
 import re
 
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shardy_ref.ir.diagnostics import ShardyRefError
@@ -209,11 +209,23 @@ def sharded_call_graph_module(rng: random.Random) -> str:
     return re.sub(r"(@f[1-9]\(%arg0: tensor<8x2xi32>)\)", shard_arg, text)
 
 
+def sharded_module_where(rng: random.Random, wanted) -> str:
+    """Draws modules from ``rng`` until one is ``wanted``: most random call graphs have a
+    declaration or no call, too many to filter with ``assume`` without failing hypothesis's
+    health check (so the tests draw a seed, not a hypothesis-controlled ``Random``, which
+    can repeat one value forever)."""
+    for _ in range(200):
+        text = sharded_call_graph_module(rng)
+        if wanted(text):
+            return text
+    raise AssertionError("no wanted module in 200 draws")
+
+
 @settings(max_examples=40, deadline=None)
-@given(st.randoms(use_true_random=False))
-def test_verifies_and_leaves_no_calls(rng):
-    text = sharded_call_graph_module(rng)
-    assume(not has_declaration(text))
+@given(st.integers(0, 2**32 - 1))
+def test_verifies_and_leaves_no_calls(seed):
+    rng = random.Random(seed)
+    text = sharded_module_where(rng, lambda t: not has_declaration(t))
     out = run_pipeline(text, PASS)
     assert " call @" not in out
     defined = set(re.findall(r"func\.func (?:private )?@(\w+)", text))
@@ -223,10 +235,10 @@ def test_verifies_and_leaves_no_calls(rng):
 
 
 @settings(max_examples=20, deadline=None)
-@given(st.randoms(use_true_random=False))
-def test_second_default_run_stacks_edges_and_fails(rng):
-    text = sharded_call_graph_module(rng)
-    assume(not has_declaration(text) and " call @" in text)
+@given(st.integers(0, 2**32 - 1))
+def test_second_default_run_stacks_edges_and_fails(seed):
+    rng = random.Random(seed)
+    text = sharded_module_where(rng, lambda t: not has_declaration(t) and " call @" in t)
     once = run_pipeline(text, PASS)
     with pytest.raises(ShardyRefError, match=r"sdy\.data_flow_edge"):
         run_pipeline(once, PASS)
