@@ -42,6 +42,10 @@ PASS_MODULES: dict[str, str] = {
     "sdy-explicit-gather-scatter-batching": _IMPORTS + "gather_scatter_batching",
     "sdy-import-pipeline": _IMPORTS + "import_pipeline",
     "sdy-populate-op-sharding-rules": "shardy_ref.propagate.rules.populate",
+    # propagation (algorithms.md §5.2-§5.8)
+    "sdy-basic-propagate": "shardy_ref.propagate.basic_propagation",
+    # export passes
+    "sdy-sink-data-flow-edges": "shardy_ref.propagate.exports.sink_data_flow_edges",
 }
 
 PASSES: dict[str, type[Pass]] = {}

@@ -1,0 +1,379 @@
+"""``sdy-basic-propagate``: the basic propagation driver (``algorithms.md`` §5.3, §5.4,
+§5.8; upstream ``transforms/propagation/basic_propagation.cc``).
+
+Per op, shardings are projected onto the factors of the op's sharding rule, a factor
+propagation strategy extends them, and the changed tensors are written back. MLIR's greedy
+driver visits the ops (pre-order, one sweep); every sharding change re-queues the ops it
+affects (users, defining op, data-flow edges, callers), and since the worklist is LIFO
+those come next. Which op runs first decides conflicts, so the order is upstream's exactly.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from shardy_ref.ir.diagnostics import PassError
+from shardy_ref.ir.op_traits import is_terminator
+from shardy_ref.ir.operation import BlockArgument, Operation, OpResult, Value
+from shardy_ref.ir.pattern_match import PatternRewriter, RewritePattern
+from shardy_ref.ir.sdy_debug import PropagationDirection
+from shardy_ref.ir.sdy_rules import OpShardingRule
+from shardy_ref.ir.sdy_sharding import TensorSharding
+from shardy_ref.ir.symbols import SymbolTable, op_symbol_uses, symbol_name
+from shardy_ref.ir.types import RankedTensorType, TupleType, UnrankedTensorType, VectorType
+from shardy_ref.ir.value_sharding import (
+    get_func_result_sharding,
+    get_sharding,
+    set_func_result_sharding,
+    set_sharding,
+    shardable_value,
+)
+from shardy_ref.pass_manager import Pass, PassContext, register_pass
+from shardy_ref.propagate.data_flow import (
+    body_terminator_operands,
+    edge_of_source,
+    edge_sources,
+    non_owner_targets,
+    transform_target_sharding,
+)
+from shardy_ref.propagate.factor_propagation import BasicFactorPropagation
+from shardy_ref.propagate.imports.call_graph import CALL_OP, FUNC_OP, callee_name, has_body
+from shardy_ref.propagate.imports.data_flow_edges import is_static_shaped
+from shardy_ref.propagate.imports.func_data_flow_edges import main_func_or_die
+from shardy_ref.propagate.imports.manual_axes_cleanup import common_mesh_or_ref, mesh_or_lookup
+from shardy_ref.propagate.projection import ShardingProjection
+from shardy_ref.propagate.rules.builder import create_identity_sharding_rule
+from shardy_ref.propagate.rules.registry import SHARDING_RULE_ATTR, get_or_create_sharding_rule
+from shardy_ref.propagate.sharding_group_map import ShardingGroupMap
+from shardy_ref.transforms.greedy import GreedyRewriteConfig, apply_patterns_greedily
+
+# (op, factor index) -> direction to propagate along that factor of that op
+GetDirectionToPropagate = Callable[[Operation, int], PropagationDirection]
+
+
+def propagate_any(op: Operation, factor: int) -> PropagationDirection:
+    """Upstream ``propagateAny``: both ways everywhere (the basic strategy)."""
+    return PropagationDirection.BOTH
+
+
+@dataclass(slots=True)
+class TensorParams:
+    """The tensors on one side of a propagation step, their shardings, and how to store a
+    new sharding for the tensor at an index (upstream ``PropagationTensorParams``)."""
+
+    tensors: Sequence[Value]
+    shardings: Sequence[TensorSharding | None]
+    set_sharding: Callable[[TensorSharding, int], None]
+    is_func_result: bool = False
+
+
+def _values_params(values: Sequence[Value]) -> TensorParams:
+    values = list(values)
+    return TensorParams(values, [get_sharding(v) for v in values],
+                        lambda s, i: set_sharding(values[i], s))
+
+
+def _empty_axes(sharding: TensorSharding) -> bool:
+    """Upstream ``TensorShardingAttr::emptyAxes``."""
+    return (not sharding.replicated_axes and not sharding.unreduced_axes
+            and all(not d.axes for d in sharding.dim_shardings))
+
+
+class Propagator:
+    """One run of the basic driver over a module: the symbol tables, the sharding groups,
+    the factor propagation strategy and the direction function, plus the notifications
+    that feed MLIR's worklist (``BasicPropagationPassImpl::propagate``)."""
+
+    def __init__(self, module: Operation, groups: ShardingGroupMap,
+                 factor_propagation=None,
+                 direction: GetDirectionToPropagate = propagate_any,
+                 conservative: bool = False, ctx: PassContext | None = None):
+        self.module = module
+        self.table = SymbolTable(module)
+        self.groups = groups
+        self.factor_propagation = factor_propagation or BasicFactorPropagation()
+        self.direction = direction
+        self.conservative = conservative
+        self.ctx = ctx
+        self.users = self._symbol_users(module)
+        self._rewriter: PatternRewriter | None = None
+        self._current: Operation | None = None
+
+    @staticmethod
+    def _symbol_users(module: Operation) -> dict[str, list[Operation]]:
+        """Upstream ``SymbolUserMap``: symbol name -> the ops referring to it, in walk
+        order."""
+        users: dict[str, list[Operation]] = {}
+        for op in module.walk():
+            for name in op_symbol_uses(op):
+                users.setdefault(name, []).append(op)
+        return users
+
+    # -- notifications -------------------------------------------------------------------
+    def _notify_op(self, op: Operation) -> None:
+        """``rewriter.modifyOpInPlace(op)``: re-queue ``op`` (and its ancestors), unless it
+        is the op being propagated or no rewriter is active (func results)."""
+        if self._rewriter is not None and op is not self._current:
+            self._rewriter.modify_op_in_place(op, lambda: None)
+
+    def notify_sharding_modified(self, value: Value) -> None:
+        """Upstream ``notifyShardingModified``: everything affected by ``value``'s new
+        sharding."""
+        definer = value.defining_op
+        if definer is not None and definer.name == "sdy.data_flow_edge":
+            for target in non_owner_targets(definer):
+                self.notify_users_modified(target)
+        if isinstance(value, OpResult):
+            self._notify_op(value.op)
+        else:
+            self._notify_op(value.parent_block.parent_op)
+        self.notify_users_modified(value)
+
+    def notify_users_modified(self, value: Value) -> None:
+        """Upstream ``notifyUsersModified``: a data-flow edge fed by a use, the parent op
+        (or the callers' results) for a terminator, the callee's argument users for a
+        call, else the user itself."""
+        for use in list(value.uses):
+            user = use.owner
+            edge = edge_of_source(use)
+            if edge is not None:
+                self._notify_op(edge)
+            elif is_terminator(user):
+                self._notify_terminator_users(user, use.index)
+            elif user.name == CALL_OP:
+                callee = self.table.lookup(callee_name(user))
+                if callee is not None and has_body(callee):
+                    self.notify_users_modified(callee.regions[0].blocks[0].args[use.index])
+            else:
+                self._notify_op(user)
+
+    def _notify_terminator_users(self, terminator: Operation, index: int) -> None:
+        parent = terminator.parent_op
+        if terminator.name != "func.return":
+            self._notify_op(parent)
+            return
+        func = parent
+        callers = self.users.get(symbol_name(func), [])
+        if not callers:
+            self._notify_op(func)
+            return
+        for caller in callers:
+            if caller.name == CALL_OP:
+                self.notify_users_modified(caller.results[index])
+
+    # -- one propagation step ------------------------------------------------------------
+    def propagate_tensor_shardings(self, operands: TensorParams, results: TensorParams,
+                                   rule: OpShardingRule,
+                                   direction: Callable[[int], PropagationDirection],
+                                   op: Operation, conservative: bool = False) -> bool:
+        """Upstream ``propagateTensorShardings``: project, propagate the factors, write back
+        the tensors that changed; True if any did."""
+        mesh_or_ref = common_mesh_or_ref(
+            [s for s in (*operands.shardings, *results.shardings) if s is not None], self.table)
+        if mesh_or_ref is None:
+            return False
+        mesh = mesh_or_lookup(self.table, mesh_or_ref)
+        if mesh is None or mesh.is_maximal:
+            return False
+        projection = ShardingProjection.build(operands.shardings, results.shardings, rule, mesh)
+        blocked = frozenset(rule.blocked_propagation_factors)
+
+        def along(factor: int) -> PropagationDirection:
+            return PropagationDirection.NONE if factor in blocked else direction(factor)
+
+        update = self.factor_propagation.propagate_factor_shardings(
+            projection, along, rule.factor_sizes, mesh, conservative, op)
+        any_updated = False
+        for params, tensors, mappings, flags in (
+                (operands, projection.operands, rule.operand_mappings, update.update_operands),
+                (results, projection.results, rule.result_mappings, update.update_results)):
+            for index, flagged in enumerate(flags):
+                if not flagged:
+                    continue
+                new = tensors[index].to_tensor_sharding(mappings[index], rule.factor_sizes,
+                                                        mesh_or_ref, mesh)
+                if self._update_tensor(params, index, new):
+                    any_updated = True
+        return any_updated
+
+    def _update_tensor(self, params: TensorParams, index: int, new: TensorSharding) -> bool:
+        """Upstream ``updateTensorSharding``: store ``new`` unless it changes nothing, then
+        notify and keep the value's sharding group in sync."""
+        old = params.shardings[index]
+        if (old is None and _empty_axes(new)) or new == old:
+            return False
+        params.set_sharding(new, index)
+        if params.is_func_result:
+            return True
+        value = shardable_value(params.tensors[index])
+        if value is None:
+            return True
+        self.notify_sharding_modified(value)
+        for member in self.groups.group_members(value):
+            if member is value:
+                continue
+            set_sharding(member, new)
+            self.notify_sharding_modified(member)
+        return True
+
+    # -- the patterns --------------------------------------------------------------------
+    def _op_direction(self, op: Operation) -> Callable[[int], PropagationDirection]:
+        return lambda factor: self.direction(op, factor)
+
+    def propagate_registered_op(self, op: Operation) -> bool:
+        """``PropagateRegisteredOp``: through any op with a (registered or custom) rule."""
+        rule = get_or_create_sharding_rule(op, self.conservative, ctx=self.ctx)
+        if rule is None:
+            return False
+        return self.propagate_tensor_shardings(
+            _values_params(op.operands), _values_params(op.results), rule,
+            self._op_direction(op), op, self.conservative)
+
+    def propagate_data_flow_edge(self, edge: Operation) -> bool:
+        """``PropagateDataFlowEdgeOp``: sources -> the edge's sharding (all targets)."""
+        result = edge.results[0]
+        if not is_static_shaped(result):
+            return False
+        sources = edge_sources(edge)
+        stored = edge.attributes.get("sharding")
+        target = (transform_target_sharding(edge, stored, before_propagation=True)
+                  if isinstance(stored, TensorSharding) else None)
+
+        def set_target(sharding: TensorSharding, _index: int) -> None:
+            edge.attributes["sharding"] = transform_target_sharding(
+                edge, sharding, before_propagation=False)
+
+        rule = create_identity_sharding_rule(result.type, len(sources))
+        return self.propagate_tensor_shardings(
+            _values_params(sources), TensorParams([result], [target], set_target), rule,
+            self._op_direction(edge), edge)
+
+    def propagate_func_data_flow_edge(self, edge: Operation) -> bool:
+        """``PropagateFuncDataFlowEdgeOp``: a func argument's callers' operands, or a call
+        result's callee return value -> the edge."""
+        result = edge.results[0]
+        if not is_static_shaped(result):
+            return False
+        operand = edge.operands[0]
+        if isinstance(operand, BlockArgument):
+            func = edge.parent_op
+            while func is not None and func.name != FUNC_OP:
+                func = func.parent_op
+            sources = [user.operands[operand.index]
+                       for user in self.users.get(symbol_name(func), []) if user.name == CALL_OP]
+            if not sources:
+                return True
+        else:
+            callee = self.table.lookup(callee_name(operand.op))
+            terminator = callee.regions[0].blocks[0].terminator
+            sources = ([terminator.operands[operand.index]]
+                       if terminator.name == "func.return" else [])
+        rule = create_identity_sharding_rule(result.type, len(sources))
+        return self.propagate_tensor_shardings(
+            _values_params(sources), _values_params([result]), rule,
+            self._op_direction(edge), edge)
+
+    def propagate_propagation_barrier(self, op: Operation) -> bool:
+        """``PropagatePropagationBarrier``: identity, in the barrier's allowed direction."""
+        direction = PropagationDirection(op.attributes["allowed_direction"])
+        return self.propagate_tensor_shardings(
+            _values_params(op.operands), _values_params(op.results),
+            create_identity_sharding_rule(op.results[0].type), lambda _f: direction, op)
+
+    # -- the driver ----------------------------------------------------------------------
+    def propagate_func_results(self) -> None:
+        """Upstream ``propagateFuncResults`` for the main function: between each returned
+        value and the function's result attribute, both ways, without notifications."""
+        func = main_func_or_die(self.module, self.table)
+        if not has_body(func):
+            return
+        for index, value in enumerate(body_terminator_operands(func)):
+            if not is_static_shaped(value):
+                continue
+            operand = TensorParams([value], [get_sharding(value)],
+                                   lambda s, _i, v=value: set_sharding(v, s))
+            result = TensorParams(
+                [value], [get_func_result_sharding(func, index)],
+                lambda s, _i, i=index: set_func_result_sharding(func, i, s), True)
+            self.propagate_tensor_shardings(operand, result,
+                                            create_identity_sharding_rule(value.type),
+                                            lambda _f: PropagationDirection.BOTH, func)
+
+    def _pattern(self, root: str | None, fn: Callable[[Operation], bool]) -> RewritePattern:
+        def apply(op: Operation, rewriter: PatternRewriter) -> bool:
+            self._rewriter, self._current = rewriter, op
+            try:
+                return fn(op)
+            finally:
+                self._current = None
+        return RewritePattern(apply, root, 1, fn.__name__)
+
+    def propagate(self) -> None:
+        """Func results, one greedy sweep of the four patterns, func results again."""
+        self.propagate_func_results()
+        patterns = [
+            self._pattern("sdy.propagation_barrier", self.propagate_propagation_barrier),
+            self._pattern("sdy.data_flow_edge", self.propagate_data_flow_edge),
+            self._pattern("sdy.func_data_flow_edge", self.propagate_func_data_flow_edge),
+            self._pattern(None, self.propagate_registered_op),
+        ]
+        config = GreedyRewriteConfig(use_top_down_traversal=True, max_iterations=1,
+                                     fold=False, cse_constants=False,
+                                     region_simplification="disabled")
+        apply_patterns_greedily(self.module, patterns, config)
+        self._rewriter = None
+        self.propagate_func_results()
+
+
+def check_valid_shapes(module: Operation) -> None:
+    """Upstream ``allValidShapes``: propagation handles static-shaped ranked tensors and
+    no tuples (first offending op result in post-order)."""
+    for op in module.walk(post_order=True):
+        for t in op.result_types:
+            if isinstance(t, UnrankedTensorType) or (
+                    isinstance(t, (RankedTensorType, VectorType)) and None in t.shape):
+                raise PassError(op.location, "Shardy propagation only supports ranked tensors "
+                                f"with a static shape. type: {t}")
+            if isinstance(t, TupleType):
+                raise PassError(op.location, f"Shardy propagation doesn't support tuples: {t}")
+
+
+def remove_sharding_rules(root: Operation) -> None:
+    """Upstream ``removeShardingRules``: drop every non-custom ``sdy.sharding_rule``."""
+    for op in root.walk():
+        rule = op.attributes.get(SHARDING_RULE_ATTR)
+        if isinstance(rule, OpShardingRule) and not rule.is_custom_rule:
+            del op.attributes[SHARDING_RULE_ATTR]
+
+
+def prepare_module(module: Operation, options, ctx: PassContext) -> ShardingGroupMap:
+    """What ``runOnOperation`` does before propagating: reject unsupported debug options,
+    check shapes, build and sync the sharding groups."""
+    if options.debug_sharding_origins or options.debug_propagation_edge_sharding:
+        raise PassError(module.location, "shardy_ref: debug-sharding-origins and "
+                        "debug-propagation-edge-sharding are not supported yet")
+    check_valid_shapes(module)
+    groups = ShardingGroupMap(module)
+    groups.sync_group_member_shardings(ctx.warn)
+    return groups
+
+
+@register_pass
+@dataclass(frozen=True, slots=True)
+class BasicPropagationPass(Pass):
+    """Runs the basic sharding propagation algorithm: only axes compatible between all
+    operands and results propagate, no conflict resolution. ``module-dump-directory`` is
+    accepted and, as upstream's basic pass does, unused."""
+
+    NAME = "sdy-basic-propagate"
+    keep_sharding_rules: bool = False
+    module_dump_directory: str = ""
+    conservative_propagation: bool = False
+    debug_sharding_origins: bool = False
+    debug_propagation_edge_sharding: bool = False
+
+    def run(self, op: Operation, ctx: PassContext) -> None:
+        groups = prepare_module(op, self, ctx)
+        Propagator(op, groups, conservative=self.conservative_propagation, ctx=ctx).propagate()
+        if not self.keep_sharding_rules:
+            remove_sharding_rules(op)
