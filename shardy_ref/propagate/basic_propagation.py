@@ -275,7 +275,7 @@ class Propagator:
 
     def propagate_propagation_barrier(self, op: Operation) -> bool:
         """``PropagatePropagationBarrier``: identity, in the barrier's allowed direction."""
-        direction = PropagationDirection(op.attributes["allowed_direction"])
+        direction = PropagationDirection(op.attributes["allowed_direction"].value)
         return self.propagate_tensor_shardings(
             _values_params(op.operands), _values_params(op.results),
             create_identity_sharding_rule(op.results[0].type), lambda _f: direction, op)
