@@ -333,9 +333,9 @@ def check_valid_shapes(module: Operation) -> None:
             if isinstance(t, UnrankedTensorType) or (
                     isinstance(t, (RankedTensorType, VectorType)) and None in t.shape):
                 raise PassError(op.location, "Shardy propagation only supports ranked tensors "
-                                f"with a static shape. type: {t}")
+                                f"with a static shape. type: '{t}'")
             if isinstance(t, TupleType):
-                raise PassError(op.location, f"Shardy propagation doesn't support tuples: {t}")
+                raise PassError(op.location, f"Shardy propagation doesn't support tuples: '{t}'")
 
 
 def remove_sharding_rules(root: Operation) -> None:
