@@ -44,6 +44,9 @@ PASS_MODULES: dict[str, str] = {
     "sdy-populate-op-sharding-rules": "shardy_ref.propagate.rules.populate",
     # propagation (algorithms.md §5.2-§5.8)
     "sdy-basic-propagate": "shardy_ref.propagate.basic_propagation",
+    "sdy-aggressive-propagate": "shardy_ref.propagate.aggressive_propagation",
+    "sdy-op-priority-propagate": "shardy_ref.propagate.op_priority_propagation",
+    "sdy-user-priority-propagate": "shardy_ref.propagate.user_priority_propagation",
     # export passes
     "sdy-sink-data-flow-edges": "shardy_ref.propagate.exports.sink_data_flow_edges",
 }

@@ -363,7 +363,10 @@ def prepare_module(module: Operation, options, ctx: PassContext) -> ShardingGrou
 class BasicPropagationPass(Pass):
     """Runs the basic sharding propagation algorithm: only axes compatible between all
     operands and results propagate, no conflict resolution. ``module-dump-directory`` is
-    accepted and, as upstream's basic pass does, unused."""
+    accepted and, as upstream's basic pass does, unused.
+
+    The strategy passes (aggressive, op priority, user priority) subclass it and override
+    :meth:`propagate`, as upstream's ``*PropagationPassImpl`` classes do."""
 
     NAME = "sdy-basic-propagate"
     keep_sharding_rules: bool = False
@@ -374,6 +377,12 @@ class BasicPropagationPass(Pass):
 
     def run(self, op: Operation, ctx: PassContext) -> None:
         groups = prepare_module(op, self, ctx)
-        Propagator(op, groups, conservative=self.conservative_propagation, ctx=ctx).propagate()
+        self.propagate(op, ctx, groups, propagate_any)
         if not self.keep_sharding_rules:
             remove_sharding_rules(op)
+
+    def propagate(self, module: Operation, ctx: PassContext, groups: ShardingGroupMap,
+                  direction: GetDirectionToPropagate, factor_propagation=None) -> None:
+        """One run of the basic driver with ``factor_propagation`` (basic by default)."""
+        Propagator(module, groups, factor_propagation, direction,
+                   self.conservative_propagation, ctx).propagate()

@@ -1,0 +1,43 @@
+"""``sdy-aggressive-propagate``: the basic driver run once per factor propagation strategy
+of ``propagation-strategy`` (``algorithms.md`` §5.3; upstream
+``transforms/propagation/aggressive_propagation.cc``)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from shardy_ref.ir.diagnostics import PassError
+from shardy_ref.ir.operation import Operation
+from shardy_ref.pass_manager import PassContext, register_pass
+from shardy_ref.propagate.basic_propagation import BasicPropagationPass, GetDirectionToPropagate
+from shardy_ref.propagate.factor_propagation import BasicFactorPropagation
+from shardy_ref.propagate.sharding_group_map import ShardingGroupMap
+
+STRATEGIES = ("basic", "aggressive", "basic-then-aggressive")
+
+
+def factor_propagations(strategy: str) -> list:
+    """The factor propagation strategies ``propagation-strategy=strategy`` runs, in order."""
+    from shardy_ref.propagate.aggressive_factor_propagation import AggressiveFactorPropagation
+    basic, aggressive = BasicFactorPropagation(), AggressiveFactorPropagation()
+    return {"basic": [basic], "aggressive": [aggressive],
+            "basic-then-aggressive": [basic, aggressive]}[strategy]
+
+
+@register_pass
+@dataclass(frozen=True, slots=True)
+class AggressivePropagationPass(BasicPropagationPass):
+    """Propagates with the aggressive factor propagation strategy (conflicts resolved in
+    favour of the larger source tensor), the basic one, or basic then aggressive."""
+
+    NAME = "sdy-aggressive-propagate"
+    propagation_strategy: str = "aggressive"
+
+    def __post_init__(self):
+        if self.propagation_strategy not in STRATEGIES:
+            raise PassError(None, f"Invalid value '{self.propagation_strategy}' for option "
+                            "propagation-strategy: expected one of " + ", ".join(STRATEGIES))
+
+    def propagate(self, module: Operation, ctx: PassContext, groups: ShardingGroupMap,
+                  direction: GetDirectionToPropagate, factor_propagation=None) -> None:
+        for strategy in factor_propagations(self.propagation_strategy):
+            BasicPropagationPass.propagate(self, module, ctx, groups, direction, strategy)

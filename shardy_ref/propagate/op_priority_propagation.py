@@ -1,0 +1,140 @@
+"""``sdy-op-priority-propagate``: aggressive propagation in five rounds, each letting more
+ops propagate in more directions (``algorithms.md`` §5.3; upstream
+``transforms/propagation/op_priority_propagation.cc``).
+
+Round ``p`` allows, per op and factor, the union of the first ``p + 1`` schedules below,
+intersected with the direction the caller allows: pass-through ops whose operands have one
+use; pass-through ops; only pass-through factors (broadcasts backward only); everything but
+broadcasts forward; everything.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from shardy_ref.ir.operation import Operation
+from shardy_ref.ir.sdy_debug import PropagationDirection
+from shardy_ref.ir.sdy_rules import OpShardingRule
+from shardy_ref.pass_manager import PassContext, register_pass
+from shardy_ref.propagate.aggressive_propagation import AggressivePropagationPass
+from shardy_ref.propagate.basic_propagation import GetDirectionToPropagate, propagate_any
+from shardy_ref.propagate.imports.constant_splitter import is_elementwise, is_scalar
+from shardy_ref.propagate.rules.registry import SHARDING_RULE_ATTR
+from shardy_ref.propagate.sharding_group_map import ShardingGroupMap
+
+NONE, FORWARD, BACKWARD, BOTH = (PropagationDirection.NONE, PropagationDirection.FORWARD,
+                                 PropagationDirection.BACKWARD, PropagationDirection.BOTH)
+
+
+def _forward_and_backward(a: PropagationDirection, b: PropagationDirection) -> bool:
+    return {a, b} == {FORWARD, BACKWARD}
+
+
+def union_of_directions(a: PropagationDirection, b: PropagationDirection) -> PropagationDirection:
+    """Upstream ``unionOfPropagationDirections``: FORWARD + BACKWARD is BOTH, else the max."""
+    return BOTH if _forward_and_backward(a, b) else max(a, b)
+
+
+def intersection_of_directions(a: PropagationDirection,
+                               b: PropagationDirection) -> PropagationDirection:
+    """Upstream ``intersectionOfPropagationDirections``: FORWARD and BACKWARD share nothing,
+    else the min."""
+    return NONE if _forward_and_backward(a, b) else min(a, b)
+
+
+def _direction_based_on_uses(op: Operation, allow_multi_use: bool) -> PropagationDirection:
+    """Nowhere if a non-scalar operand has other uses (propagating would add a conflict
+    at each use), unless ``allow_multi_use``."""
+    if allow_multi_use:
+        return BOTH
+    multi = any(not v.has_one_use and not is_scalar(v) for v in op.operands)
+    return NONE if multi else BOTH
+
+
+_PASS_THROUGH = frozenset({"stablehlo.reshape", "stablehlo.transpose", "sdy.data_flow_edge",
+                           "sdy.func_data_flow_edge"})
+_OFFLOAD_TARGETS = frozenset({"MoveToDevice", "MoveToHost"})
+
+
+def _is_offload_custom_call(op: Operation) -> bool:
+    if op.name != "stablehlo.custom_call":
+        return False
+    target = op.attributes.get("call_target_name")
+    return getattr(target, "value", target) in _OFFLOAD_TARGETS
+
+
+def _pass_through(op: Operation, allow_multi_use: bool) -> PropagationDirection:
+    """Upstream ``isPassThroughOp``."""
+    if is_elementwise(op) or _is_offload_custom_call(op) or op.name in _PASS_THROUGH:
+        return _direction_based_on_uses(op, allow_multi_use)
+    if op.name in ("stablehlo.dynamic_slice", "stablehlo.dynamic_update_slice"):
+        return intersection_of_directions(_direction_based_on_uses(op, allow_multi_use),
+                                          FORWARD)
+    return NONE
+
+
+def _pass_through_single_use(op: Operation, factor: int) -> PropagationDirection:
+    return _pass_through(op, allow_multi_use=False)
+
+
+def _pass_through_multi_use(op: Operation, factor: int) -> PropagationDirection:
+    return _pass_through(op, allow_multi_use=True)
+
+
+def _is_pass_through_factor(rule: OpShardingRule, factor: int) -> bool:
+    """``OpShardingRuleAttr::isPassThroughFactor``: not a reduction, need-replication or
+    permutation factor."""
+    return factor not in (*rule.reduction_factors, *rule.need_replication_factors,
+                          *rule.permutation_factors)
+
+
+def _only_pass_through_factors_broadcast_backward(op: Operation,
+                                                  factor: int) -> PropagationDirection:
+    """An op without a sharding rule counts as identity (e.g. a data-flow edge)."""
+    rule = op.attributes.get(SHARDING_RULE_ATTR)
+    if isinstance(rule, OpShardingRule) and not _is_pass_through_factor(rule, factor):
+        return NONE
+    return BACKWARD if op.name == "stablehlo.broadcast_in_dim" else BOTH
+
+
+def _any_except_broadcast_forward(op: Operation, factor: int) -> PropagationDirection:
+    return BACKWARD if op.name == "stablehlo.broadcast_in_dim" else BOTH
+
+
+OP_PROPAGATION_SCHEDULE: tuple[Callable[[Operation, int], PropagationDirection], ...] = (
+    _pass_through_single_use, _pass_through_multi_use,
+    _only_pass_through_factors_broadcast_backward, _any_except_broadcast_forward,
+    propagate_any)
+
+
+def op_based_direction(priority: int,
+                       outer: GetDirectionToPropagate) -> GetDirectionToPropagate:
+    """Upstream ``getOpBasedDirectionToPropagate`` for round ``priority``."""
+    schedules = OP_PROPAGATION_SCHEDULE[:priority + 1]
+
+    def direction(op: Operation, factor: int) -> PropagationDirection:
+        allowed = NONE
+        for schedule in schedules:
+            allowed = union_of_directions(allowed, schedule(op, factor))
+        return intersection_of_directions(allowed, outer(op, factor))
+
+    return direction
+
+
+@register_pass
+@dataclass(frozen=True, slots=True)
+class OpPriorityPropagationPass(AggressivePropagationPass):
+    """Runs the aggressive strategies once per op-priority round (five rounds), or just
+    once with ``run-op-priority-propagation=false``."""
+
+    NAME = "sdy-op-priority-propagate"
+    run_op_priority_propagation: bool = True
+
+    def propagate(self, module: Operation, ctx: PassContext, groups: ShardingGroupMap,
+                  direction: GetDirectionToPropagate, factor_propagation=None) -> None:
+        if not self.run_op_priority_propagation:
+            AggressivePropagationPass.propagate(self, module, ctx, groups, direction)
+            return
+        for priority in range(len(OP_PROPAGATION_SCHEDULE)):
+            AggressivePropagationPass.propagate(self, module, ctx, groups,
+                                                op_based_direction(priority, direction))

@@ -1,0 +1,132 @@
+"""``sdy-user-priority-propagate``: op-priority propagation once per user priority
+``p0 < p1 < ...`` (``algorithms.md`` §5.3; upstream
+``transforms/propagation/user_priority_propagation.cc``).
+
+Before the first round every dimension with a priority > 0 is emptied and closed, its axes
+moved to the replicated ones, so only priority-0 (and unprioritised) dimensions propagate;
+each later round restores the dimensions of its priority and propagates again.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from shardy_ref.ir.func_attrs import function_type
+from shardy_ref.ir.operation import Operation, Value
+from shardy_ref.ir.sdy_axes import mesh_axis_key
+from shardy_ref.ir.sdy_sharding import DimensionSharding, TensorSharding
+from shardy_ref.ir.symbols import SymbolTable
+from shardy_ref.ir.value_sharding import (
+    DATA_FLOW_OPS,
+    get_func_result_sharding,
+    get_sharding,
+    set_func_result_sharding,
+    set_sharding,
+)
+from shardy_ref.pass_manager import PassContext, register_pass
+from shardy_ref.propagate.basic_propagation import GetDirectionToPropagate
+from shardy_ref.propagate.imports.call_graph import FUNC_OP, has_body
+from shardy_ref.propagate.imports.data_flow_edges import (
+    block_argument_edge_owners,
+    lookup_data_flow_edge,
+)
+from shardy_ref.propagate.imports.manual_axes_cleanup import mesh_or_lookup
+from shardy_ref.propagate.op_priority_propagation import OpPriorityPropagationPass
+from shardy_ref.propagate.sharding_group_map import ShardingGroupMap
+
+
+@dataclass(slots=True)
+class ShardingReference:
+    """Where a sharding lives (a value, or a function result) and its original sharding."""
+
+    get: Callable[[], TensorSharding | None]
+    set: Callable[[TensorSharding], None]
+    original: TensorSharding
+
+
+def _value_ref(value: Value) -> tuple[Callable, Callable]:
+    return (lambda: get_sharding(value)), (lambda s: set_sharding(value, s))
+
+
+def _sharding_locations(module: Operation):
+    """Every place a sharding lives, ops pre-order (upstream ``transformShardings``), but
+    not the owners of data-flow edges: the edge holds their sharding."""
+    for op in module.walk():
+        if op.name == FUNC_OP:
+            if has_body(op):
+                for arg in op.regions[0].blocks[0].args:
+                    yield _value_ref(arg)
+            for index in range(len(function_type(op).results)):
+                yield ((lambda f=op, i=index: get_func_result_sharding(f, i)),
+                       (lambda s, f=op, i=index: set_func_result_sharding(f, i, s)))
+            continue
+        owners = (block_argument_edge_owners(op) + list(op.results)
+                  if op.name in DATA_FLOW_OPS else list(op.results))
+        for value in owners:
+            if op.name in DATA_FLOW_OPS and lookup_data_flow_edge(value) is not None:
+                continue
+            yield _value_ref(value)
+
+
+def initialized_sharding(sharding: TensorSharding, table: SymbolTable) -> TensorSharding:
+    """Upstream ``getInitializedSharding``: dimensions with a priority > 0 become closed and
+    empty, their axes replicated (sorted in mesh order); explicit ``p0`` is dropped."""
+    dims, replicated = [], list(sharding.replicated_axes)
+    for dim in sharding.dim_shardings:
+        if dim.priority_or_default == 0:
+            dims.append(dim.replace(priority=None))
+        else:
+            replicated.extend(dim.axes)
+            dims.append(DimensionSharding((), True))
+    mesh = mesh_or_lookup(table, sharding.mesh_or_ref)
+    replicated.sort(key=mesh_axis_key(mesh))
+    return sharding.replace(dim_shardings=tuple(dims), replicated_axes=tuple(replicated))
+
+
+def updated_sharding_for_priority(current: TensorSharding, original: TensorSharding,
+                                  priority: int) -> TensorSharding:
+    """Upstream ``getUpdatedShardingForPriority``: the dimensions of ``priority`` get their
+    original sharding back (without the priority) and leave the replicated axes."""
+    dims, seen = list(current.dim_shardings), set()
+    for i, orig in enumerate(original.dim_shardings):
+        if orig.priority_or_default == priority:
+            dims[i] = orig.replace(priority=None)
+            seen.update(orig.axes)
+    return current.replace(dim_shardings=tuple(dims), replicated_axes=tuple(
+        a for a in current.replicated_axes if a not in seen))
+
+
+def references_per_priority_and_initialize(module: Operation
+                                           ) -> list[tuple[int, list[ShardingReference]]]:
+    """Initialise every sharding for the first round and return, by increasing priority
+    > 0, the references of the shardings having a dimension of that priority."""
+    table = SymbolTable(module)
+    per_priority: dict[int, list[ShardingReference]] = {}
+    for get, set_ in list(_sharding_locations(module)):
+        sharding = get()
+        if sharding is None:
+            continue
+        for priority in {d.priority_or_default for d in sharding.dim_shardings} - {0}:
+            per_priority.setdefault(priority, []).append(ShardingReference(get, set_, sharding))
+        new = initialized_sharding(sharding, table)
+        if new != sharding:
+            set_(new)
+    return sorted(per_priority.items())
+
+
+@register_pass
+@dataclass(frozen=True, slots=True)
+class UserPriorityPropagationPass(OpPriorityPropagationPass):
+    """Propagates dimension shardings in the order of their user priorities, each round a
+    full op-priority propagation."""
+
+    NAME = "sdy-user-priority-propagate"
+
+    def propagate(self, module: Operation, ctx: PassContext, groups: ShardingGroupMap,
+                  direction: GetDirectionToPropagate, factor_propagation=None) -> None:
+        rounds = references_per_priority_and_initialize(module)
+        OpPriorityPropagationPass.propagate(self, module, ctx, groups, direction)
+        for priority, references in rounds:
+            for ref in references:
+                ref.set(updated_sharding_for_priority(ref.get(), ref.original, priority))
+            OpPriorityPropagationPass.propagate(self, module, ctx, groups, direction)
