@@ -22,6 +22,8 @@ from shardy_ref.ir.operation import Operation
 
 # upstream pass name -> module defining it (filled in as passes are implemented)
 _IMPORTS = "shardy_ref.propagate.imports."
+_EXPORTS = "shardy_ref.partition.exports."
+_PARTITION = "shardy_ref.partition."
 PASS_MODULES: dict[str, str] = {
     "symbol-dce": "shardy_ref.transforms.symbol_dce",
     "canonicalize": "shardy_ref.transforms.canonicalize",
@@ -47,8 +49,16 @@ PASS_MODULES: dict[str, str] = {
     "sdy-aggressive-propagate": "shardy_ref.propagate.aggressive_propagation",
     "sdy-op-priority-propagate": "shardy_ref.propagate.op_priority_propagation",
     "sdy-user-priority-propagate": "shardy_ref.propagate.user_priority_propagation",
-    # export passes
-    "sdy-sink-data-flow-edges": "shardy_ref.propagate.exports.sink_data_flow_edges",
+    # export passes (algorithms.md §5.2) and the partitioner (§6)
+    **{f"sdy-{name.replace('_', '-')}": _EXPORTS + name for name in (
+        "sink_data_flow_edges", "sink_func_data_flow_edges", "propagate_to_func_results",
+        "export_named_computations", "unflatten_call_graph", "insert_func_call_reshards",
+        "constant_or_scalar_merger", "remove_sharding_groups", "close_shardings",
+        "drop_sharding_rules", "update_non_divisible_input_output_shardings",
+        "remove_sub_axes_in_input_output_shardings")},
+    "sdy-sharding-constraint-to-reshard": _PARTITION + "sharding_constraint_to_reshard",
+    "sdy-verify-unreduced-axes": _PARTITION + "verify_unreduced_axes",
+    "sdy-insert-explicit-reshards": _PARTITION + "insert_explicit_reshards",
 }
 
 PASSES: dict[str, type[Pass]] = {}
