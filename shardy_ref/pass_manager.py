@@ -49,6 +49,8 @@ PASS_MODULES: dict[str, str] = {
     "sdy-aggressive-propagate": "shardy_ref.propagate.aggressive_propagation",
     "sdy-op-priority-propagate": "shardy_ref.propagate.op_priority_propagation",
     "sdy-user-priority-propagate": "shardy_ref.propagate.user_priority_propagation",
+    "sdy-propagation-pipeline": "shardy_ref.propagate.propagation_pipeline",
+    "sdy-export-pipeline": _EXPORTS + "export_pipeline",
     # export passes (algorithms.md §5.2) and the partitioner (§6)
     **{f"sdy-{name.replace('_', '-')}": _EXPORTS + name for name in (
         "sink_data_flow_edges", "sink_func_data_flow_edges", "propagate_to_func_results",

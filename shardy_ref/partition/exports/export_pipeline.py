@@ -1,0 +1,95 @@
+"""``sdy-export-pipeline``: the passes that turn a propagated module into what the
+partitioner and XLA expect (``algorithms.md`` §5.2; upstream ``export_pipeline.cc``).
+
+Module dumps (``dump-directory``) are not written: the option parses, and the dumps are
+debugging output only. Per-instruction partitioning and the CMv1 all-gather/reduce-scatter
+removal are not implemented; asking for them is an error.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from shardy_ref.ir.diagnostics import PassError
+from shardy_ref.pass_manager import PassPipeline, PipelineElement, nested, passes, register_pass
+
+
+@dataclass(frozen=True, slots=True)
+class ExportOptions:
+    """Upstream ``ExportOptions`` (the defaults are upstream's)."""
+
+    replica_count: int = 1
+    partition_count: int = 1
+    dump_directory: str = ""
+    avoid_export_for_partitioning: bool = False
+    enable_insert_explicit_collectives: bool = False
+    remove_all_gather_reduce_scatter_for_cmv1: bool = False
+    enable_per_instruction_partitioning: bool = False
+    per_instruction_partitioning_filter: str = ""
+    keep_sharding_rules: bool = False
+    dump_sharding_origins: bool = False
+    dump_propagation_edges: bool = False
+    avoid_reshards_on_calls: bool = False
+    update_non_divisible_input_output_shardings: bool = True
+    inline_meshes: bool = True
+
+
+def export_pipeline(options) -> list[PipelineElement]:
+    """Upstream ``addExportPipeline`` for ``options`` (anything with ExportOptions' fields)."""
+    if options.enable_per_instruction_partitioning or \
+            options.remove_all_gather_reduce_scatter_for_cmv1:
+        raise PassError(None, "shardy_ref: per-instruction partitioning and "
+                        "remove-all-gather-reduce-scatter-for-cmv1 are not supported yet")
+    origins, edges = (str(options.dump_sharding_origins).lower(),
+                      str(options.dump_propagation_edges).lower())
+    sink = f"sink-debug-sharding-origins={origins} sink-debug-propagation-edge-sharding={edges}"
+    pipeline = [nested("func.func", "sdy-constant-or-scalar-merger",
+                       ("sdy-sink-data-flow-edges", sink))]
+    if not options.avoid_export_for_partitioning:
+        pipeline += passes("sdy-remove-sharding-groups")
+        pipeline.append(nested("func.func", "sdy-sharding-constraint-to-reshard"))
+    if options.update_non_divisible_input_output_shardings:
+        pipeline += passes("sdy-update-non-divisible-input-output-shardings",
+                           "sdy-remove-sub-axes-in-input-output-shardings")
+    pipeline += passes("sdy-close-shardings")
+    if not options.avoid_export_for_partitioning:
+        full = options.enable_insert_explicit_collectives
+        pipeline.append(nested(
+            "func.func", "sdy-verify-unreduced-axes",
+            ("sdy-insert-explicit-reshards", f"enable-full-version={str(full).lower()}")))
+        if full:
+            pipeline += passes(("canonicalize", "enable-patterns=sdy-reshard"))
+            pipeline.append(nested("func.func", "sdy-reshard-to-collectives"))
+        pipeline += passes(("canonicalize", "enable-patterns=sdy-collective"))
+    if options.dump_propagation_edges or options.dump_sharding_origins:
+        pipeline += passes("sdy-remove-propagation-debug-info")
+    if not options.keep_sharding_rules:
+        pipeline.append(nested("func.func", "sdy-drop-sharding-rules"))
+    if not options.avoid_export_for_partitioning and options.inline_meshes:
+        pipeline += passes("sdy-inline-meshes")
+    return pipeline
+
+
+@register_pass
+@dataclass(frozen=True, slots=True)
+class ExportPipeline(PassPipeline):
+    """Run a sequence of export passes needed as a post-processing step for Shardy
+    propagation."""
+
+    NAME = "sdy-export-pipeline"
+    replica_count: int = 1
+    partition_count: int = 1
+    dump_directory: str = ""
+    avoid_export_for_partitioning: bool = False
+    enable_insert_explicit_collectives: bool = False
+    remove_all_gather_reduce_scatter_for_cmv1: bool = False
+    enable_per_instruction_partitioning: bool = False
+    per_instruction_partitioning_filter: str = ""
+    keep_sharding_rules: bool = False
+    dump_sharding_origins: bool = False
+    dump_propagation_edges: bool = False
+    avoid_reshards_on_calls: bool = False
+    update_non_divisible_input_output_shardings: bool = True
+    inline_meshes: bool = True
+
+    def elements(self) -> list[PipelineElement]:
+        return export_pipeline(self)
