@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from shardy_ref.ir.builtin_attrs import ArrayAttr, DictionaryAttr, SymbolRefAttr
 from shardy_ref.ir.diagnostics import PassError
 from shardy_ref.ir.op_traits import is_terminator
 from shardy_ref.ir.operation import BlockArgument, Operation, OpResult, Value
@@ -19,7 +20,7 @@ from shardy_ref.ir.pattern_match import PatternRewriter, RewritePattern
 from shardy_ref.ir.sdy_debug import PropagationDirection
 from shardy_ref.ir.sdy_rules import OpShardingRule
 from shardy_ref.ir.sdy_sharding import TensorSharding
-from shardy_ref.ir.symbols import SymbolTable, op_symbol_uses, symbol_name
+from shardy_ref.ir.symbols import SymbolTable, symbol_name
 from shardy_ref.ir.types import RankedTensorType, TupleType, UnrankedTensorType, VectorType
 from shardy_ref.ir.value_sharding import (
     get_func_result_sharding,
@@ -73,6 +74,17 @@ def _values_params(values: Sequence[Value]) -> TensorParams:
                         lambda s, i: set_sharding(values[i], s))
 
 
+def _function_refs(attr, out: list[str]) -> None:
+    if isinstance(attr, SymbolRefAttr):
+        out.append(attr.root)
+    elif isinstance(attr, ArrayAttr):
+        for a in attr.value:
+            _function_refs(a, out)
+    elif isinstance(attr, DictionaryAttr):
+        for _, a in attr.value:
+            _function_refs(a, out)
+
+
 def _empty_axes(sharding: TensorSharding) -> bool:
     """Upstream ``TensorShardingAttr::emptyAxes``."""
     return (not sharding.replicated_axes and not sharding.unreduced_axes
@@ -101,11 +113,16 @@ class Propagator:
 
     @staticmethod
     def _symbol_users(module: Operation) -> dict[str, list[Operation]]:
-        """Upstream ``SymbolUserMap``: symbol name -> the ops referring to it, in walk
-        order."""
+        """Upstream ``SymbolUserMap`` for functions: symbol name -> the ops referring to it
+        (``func.call``'s callee, a custom call's called computations ...), in walk order.
+        Only symbol references, arrays and dictionaries are searched: sdy attributes refer
+        to meshes, never to functions."""
         users: dict[str, list[Operation]] = {}
         for op in module.walk():
-            for name in op_symbol_uses(op):
+            names: list[str] = []
+            for attr in op.attributes.values():
+                _function_refs(attr, names)
+            for name in dict.fromkeys(names):
                 users.setdefault(name, []).append(op)
         return users
 
