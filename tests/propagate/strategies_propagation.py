@@ -1,0 +1,156 @@
+"""Random programs for propagation properties and differential tests: a mesh, user
+shardings on ``@main``'s arguments and results and on sharding constraints, and a chain of
+elementwise, dot_general, reshape, transpose, broadcast_in_dim, reduce and concatenate ops
+on static shapes (mostly divisible by the axis sizes, not always)."""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+from hypothesis import strategies as st
+
+AXIS_NAMES = ("a", "b", "c")
+DIM_SIZES = (2, 4, 8, 8, 16, 16, 12, 6)
+UNARY = ("negate", "abs", "tanh", "exponential")
+BINARY = ("add", "multiply", "subtract", "maximum")
+
+
+def tensor(shape) -> str:
+    return "tensor<" + "".join(f"{d}x" for d in shape) + "f32>"
+
+
+@dataclass
+class Program:
+    rng: random.Random
+    mesh: list[tuple[str, int]]
+    args: list[tuple[str, tuple[int, ...], str]] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+    values: list[tuple[str, tuple[int, ...]]] = field(default_factory=list)
+    count: int = 0
+
+    def sharding(self, shape) -> str:
+        """A random valid sharding of a tensor of ``shape`` on the mesh."""
+        rng = self.rng
+        free = [(n, s) for n, s in self.mesh]
+        rng.shuffle(free)
+        dims = []
+        for _ in shape:
+            axes = []
+            while free and rng.random() < 0.4:
+                name, size = free.pop()
+                if size == 4 and rng.random() < 0.25:  # a sub-axis, the rest unused
+                    axes.append(f'"{name}":(1)2')
+                else:
+                    axes.append(f'"{name}"')
+            body = ", ".join(axes)
+            if rng.random() < 0.5:
+                body = f"{body}, ?" if body else "?"
+            dims.append("{" + body + "}")
+        out = "@mesh, [" + ", ".join(dims) + "]"
+        replicated = [n for n, _ in free if rng.random() < 0.2]
+        if replicated:
+            order = [n for n, _ in self.mesh]
+            replicated.sort(key=order.index)
+            out += ", replicated={" + ", ".join(f'"{n}"' for n in replicated) + "}"
+        return out
+
+    def new_arg(self, shape, sharded: float = 0.6) -> str:
+        name = f"%arg{len(self.args)}"
+        attr = (f" {{sdy.sharding = #sdy.sharding<{self.sharding(shape)}>}}"
+                if self.rng.random() < sharded else "")
+        self.args.append((name, shape, attr))
+        return name
+
+    def emit(self, text: str, shape) -> str:
+        name = f"%{self.count}"
+        self.count += 1
+        self.lines.append(f"  {name} = {text}")
+        self.values.append((name, shape))
+        return name
+
+    def pick(self, rank: int | None = None):
+        choices = [v for v in self.values if rank is None or len(v[1]) == rank]
+        return self.rng.choice(choices) if choices else None
+
+
+def _step(p: Program) -> None:
+    rng = p.rng
+    kind = rng.choice(("unary", "binary", "binary", "dot", "reshape", "transpose",
+                       "broadcast", "reduce", "concat", "constraint"))
+    value, shape = p.pick()
+    t = tensor(shape)
+    if kind == "unary":
+        p.emit(f"stablehlo.{rng.choice(UNARY)} {value} : {t}", shape)
+    elif kind == "binary":
+        same = [v for v in p.values if v[1] == shape]
+        other = rng.choice(same)[0] if rng.random() < 0.7 else p.new_arg(shape)
+        p.emit(f"stablehlo.{rng.choice(BINARY)} {value}, {other} : {t}", shape)
+    elif kind == "dot" and len(shape) == 2:
+        n = rng.choice(DIM_SIZES)
+        rhs = p.new_arg((shape[1], n))
+        out = (shape[0], n)
+        p.emit(f"stablehlo.dot_general {value}, {rhs}, contracting_dims = [1] x [0] : "
+               f"({t}, {tensor((shape[1], n))}) -> {tensor(out)}", out)
+    elif kind == "reshape":
+        if len(shape) >= 2 and rng.random() < 0.5:
+            out = (*shape[:-2], shape[-2] * shape[-1])
+        elif shape[-1] % 2 == 0 and len(shape) < 3:
+            out = (*shape[:-1], 2, shape[-1] // 2)
+        else:
+            return
+        p.emit(f"stablehlo.reshape {value} : ({t}) -> {tensor(out)}", out)
+    elif kind == "transpose" and len(shape) >= 2:
+        perm = list(range(len(shape)))
+        rng.shuffle(perm)
+        out = tuple(shape[i] for i in perm)
+        p.emit(f"stablehlo.transpose {value}, dims = {perm} : ({t}) -> {tensor(out)}", out)
+    elif kind == "broadcast" and len(shape) == 1:
+        m = rng.choice(DIM_SIZES)
+        out, dims = ((shape[0], m), [0]) if rng.random() < 0.5 else ((m, shape[0]), [1])
+        p.emit(f"stablehlo.broadcast_in_dim {value}, dims = {dims} : ({t}) -> {tensor(out)}",
+               out)
+    elif kind == "reduce" and len(shape) >= 2:
+        dim = rng.randrange(len(shape))
+        out = tuple(d for i, d in enumerate(shape) if i != dim)
+        zero = p.emit("stablehlo.constant dense<0.000000e+00> : tensor<f32>", ())
+        p.values.pop()  # the scalar is not a candidate operand
+        p.emit(f"stablehlo.reduce({value} init: {zero}) applies stablehlo.add across "
+               f"dimensions = [{dim}] : ({t}, tensor<f32>) -> {tensor(out)}", out)
+    elif kind == "concat":
+        same = [v for v in p.values if v[1] == shape]
+        other = rng.choice(same)[0]
+        out = (shape[0] * 2, *shape[1:])
+        p.emit(f"stablehlo.concatenate {value}, {other}, dim = 0 : ({t}, {t}) -> {tensor(out)}",
+               out)
+    elif kind == "constraint":
+        p.emit(f"sdy.sharding_constraint {value} <{p.sharding(shape)}> : {t}", shape)
+
+
+def random_program(seed: int) -> str:
+    """A module with one mesh and one ``@main``; the same seed gives the same program."""
+    rng = random.Random(seed)
+    axes = rng.sample(AXIS_NAMES, rng.randint(1, 3))
+    mesh = [(name, rng.choice((2, 2, 4))) for name in axes]
+    p = Program(rng, mesh)
+    for _ in range(rng.randint(1, 2)):
+        shape = tuple(rng.choice(DIM_SIZES) for _ in range(rng.randint(1, 3)))
+        p.values.append((p.new_arg(shape, 0.8), shape))
+    for _ in range(rng.randint(2, 8)):
+        _step(p)
+    results = rng.sample(p.values, min(len(p.values), rng.randint(1, 2)))
+    result_types = []
+    for _, shape in results:
+        attr = (f" {{sdy.sharding = #sdy.sharding<{p.sharding(shape)}>}}"
+                if rng.random() < 0.4 else "")
+        result_types.append(f"{tensor(shape)}{attr}")
+    mesh_text = ", ".join(f'"{n}"={s}' for n, s in mesh)
+    args = ", ".join(f"{n}: {tensor(s)}{a}" for n, s, a in p.args)
+    body = "\n".join(p.lines)
+    return (f"sdy.mesh @mesh = <[{mesh_text}]>\n"
+            f"func.func @main({args}) -> ({', '.join(result_types)}) {{\n{body}\n"
+            f"  return {', '.join(v for v, _ in results)} : "
+            f"{', '.join(tensor(s) for _, s in results)}\n}}\n")
+
+
+def programs() -> st.SearchStrategy[str]:
+    return st.integers(0, 2**32 - 1).map(random_program)
