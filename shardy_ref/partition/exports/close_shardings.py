@@ -1,0 +1,30 @@
+"""``sdy-close-shardings``: close every dimension of every sharding and drop the replicated
+axes, which only mattered while propagating (``algorithms.md`` §5.2; upstream
+``export/close_shardings.cc``, ``TensorShardingAttr::getClosedLike``)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from shardy_ref.ir.operation import Operation
+from shardy_ref.ir.sdy_sharding import TensorSharding
+from shardy_ref.ir.sharding_walker import transform_shardings
+from shardy_ref.pass_manager import Pass, PassContext, register_pass
+
+
+def closed_like(sharding: TensorSharding) -> TensorSharding:
+    """Upstream ``getClosedLike``: all dimensions closed (axes and priorities kept), no
+    replicated axes, unreduced axes kept."""
+    return sharding.replace(
+        dim_shardings=tuple(d.replace(is_closed=True) for d in sharding.dim_shardings),
+        replicated_axes=())
+
+
+@register_pass
+@dataclass(frozen=True, slots=True)
+class CloseShardingsPass(Pass):
+    """Closes tensor shardings and drops replicated axes."""
+
+    NAME = "sdy-close-shardings"
+
+    def run(self, op: Operation, ctx: PassContext) -> None:
+        transform_shardings(op, closed_like)

@@ -1,0 +1,21 @@
+"""``sdy-drop-sharding-rules``: drop every non-custom ``sdy.sharding_rule`` (``algorithms.md``
+§5.2; upstream ``export/drop_sharding_rules.cc``)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from shardy_ref.ir.operation import Operation
+from shardy_ref.pass_manager import Pass, PassContext, register_pass
+from shardy_ref.propagate.basic_propagation import remove_sharding_rules
+
+
+@register_pass
+@dataclass(frozen=True, slots=True)
+class DropShardingRulesPass(Pass):
+    """Drops ``OpShardingRuleAttr`` from all registered ops (custom rules stay)."""
+
+    NAME = "sdy-drop-sharding-rules"
+    ANCHOR = "func.func"
+
+    def run(self, op: Operation, ctx: PassContext) -> None:
+        remove_sharding_rules(op)
