@@ -1,0 +1,53 @@
+"""``sdy-remove-sub-axes-in-input-output-shardings``: the main function's open argument and
+result dimensions lose everything from their first sub-axis on (``algorithms.md`` §5.2;
+upstream ``export/remove_sub_axes_in_input_output_shardings.cc``)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from shardy_ref.ir.func_attrs import function_type
+from shardy_ref.ir.operation import Operation
+from shardy_ref.ir.sdy_sharding import TensorSharding
+from shardy_ref.ir.symbols import SymbolTable
+from shardy_ref.ir.value_sharding import (
+    get_func_result_sharding,
+    get_sharding,
+    set_func_result_sharding,
+    set_sharding,
+)
+from shardy_ref.pass_manager import Pass, PassContext, register_pass
+from shardy_ref.propagate.imports.call_graph import has_body
+from shardy_ref.propagate.imports.func_data_flow_edges import main_func_or_die
+
+
+def without_sub_axes(sharding: TensorSharding) -> TensorSharding:
+    """Closed dimensions are kept; open ones are cut before their first sub-axis."""
+    dims = []
+    for dim in sharding.dim_shardings:
+        axes = dim.axes
+        if not dim.is_closed:
+            cut = next((i for i, a in enumerate(axes) if a.is_sub_axis), len(axes))
+            axes = axes[:cut]
+        dims.append(dim.replace(axes=axes))
+    return sharding.replace(dim_shardings=tuple(dims))
+
+
+@register_pass
+@dataclass(frozen=True, slots=True)
+class RemoveSubAxesInInputOutputShardingsPass(Pass):
+    """Removes sub-axes from the open dimensions of the main function's input and output
+    shardings."""
+
+    NAME = "sdy-remove-sub-axes-in-input-output-shardings"
+
+    def run(self, op: Operation, ctx: PassContext) -> None:
+        func = main_func_or_die(op, SymbolTable(op))
+        if has_body(func):
+            for arg in func.regions[0].blocks[0].args:
+                sharding = get_sharding(arg)
+                if sharding is not None:
+                    set_sharding(arg, without_sub_axes(sharding))
+        for index in range(len(function_type(func).results)):
+            sharding = get_func_result_sharding(func, index)
+            if sharding is not None:
+                set_func_result_sharding(func, index, without_sub_axes(sharding))

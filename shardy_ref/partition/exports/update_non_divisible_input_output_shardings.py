@@ -1,0 +1,120 @@
+"""``sdy-update-non-divisible-input-output-shardings``: make function inputs/outputs, call
+results and manual computation edges evenly sharded, keeping the largest prefix of each
+dimension's axes that divides it (``algorithms.md`` §5.2; upstream
+``export/update_non_divisible_input_output_shardings.cc``).
+
+Mesh ``"x"=4, "y"=2``: ``[{"x"}, {"y"}]`` on ``2x2`` becomes ``[{"x":(1)2}, {"y"}]``;
+``[{"y", "x"}]`` on ``4`` becomes ``[{"y", "x":(1)2}]``; ``[{"x"}]`` on ``3`` becomes
+``[{}]``.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from math import gcd
+
+from shardy_ref.ir.func_attrs import function_type
+from shardy_ref.ir.operation import Operation, Value
+from shardy_ref.ir.sdy_axes import AxisRef
+from shardy_ref.ir.sdy_sharding import DimensionSharding, TensorSharding, TensorShardingPerValue
+from shardy_ref.ir.symbols import SymbolTable
+from shardy_ref.ir.types import RankedTensorType, VectorType
+from shardy_ref.ir.value_sharding import (
+    DATA_FLOW_OPS,
+    erase_manual_axes,
+    get_func_result_sharding,
+    get_sharding,
+    set_func_result_sharding,
+    set_sharding,
+)
+from shardy_ref.partition.exports.sink_data_flow_edges import _set_block_arg_shardings
+from shardy_ref.pass_manager import Pass, PassContext, register_pass
+from shardy_ref.propagate.imports.call_graph import CALL_OP, FUNC_OP, has_body
+from shardy_ref.propagate.imports.manual_axes_cleanup import mesh_or_lookup
+
+
+def _static_shape(type_) -> tuple[int, ...] | None:
+    if isinstance(type_, RankedTensorType | VectorType) and None not in type_.shape:
+        return tuple(type_.shape)
+    return None
+
+
+def evenly_sharded(sharding: TensorSharding, shape: Sequence[int],
+                   table: SymbolTable) -> TensorSharding:
+    """Upstream ``getEvenlySharded``: per dimension that its axes do not divide, the
+    longest prefix of them (the last possibly cut to a sub-axis) that does."""
+    mesh = mesh_or_lookup(table, sharding.mesh_or_ref)
+    dims = []
+    for dim, size in zip(sharding.dim_shardings, shape, strict=True):
+        if size % dim.sharded_size(mesh) == 0:
+            dims.append(dim)
+            continue
+        remaining, axes = size, []
+        for axis in dim.axes:
+            common = gcd(axis.size(mesh), remaining)
+            if common == 1:
+                break
+            if axis.size(mesh) == common:
+                axes.append(axis)
+                remaining //= common
+            else:
+                axes.append(AxisRef.sub(axis.name, axis.pre_size, common))
+                break
+        dims.append(DimensionSharding(tuple(axes), dim.is_closed))
+    return sharding.replace(dim_shardings=tuple(dims))
+
+
+def _update_each(types: Sequence, get: Callable[[int], TensorSharding | None],
+                 set_: Callable[[int, TensorSharding], None], table: SymbolTable) -> None:
+    for index, type_ in enumerate(types):
+        sharding, shape = get(index), _static_shape(type_)
+        if sharding is not None and shape is not None:
+            set_(index, evenly_sharded(sharding, shape, table))
+
+
+def _updated_all(values: Sequence[Value], shardings: Sequence[TensorSharding],
+                 table: SymbolTable) -> list[TensorSharding]:
+    out = []
+    for value, sharding in zip(values, shardings, strict=True):
+        shape = _static_shape(value.type)
+        out.append(evenly_sharded(sharding, shape, table) if shape is not None else sharding)
+    return out
+
+
+@register_pass
+@dataclass(frozen=True, slots=True)
+class UpdateNonDivisibleInputOutputShardingsPass(Pass):
+    """Makes function inputs/outputs (and call results and manual computation edges)
+    evenly sharded."""
+
+    NAME = "sdy-update-non-divisible-input-output-shardings"
+
+    def run(self, op: Operation, ctx: PassContext) -> None:
+        table = SymbolTable(op)
+        for func in op.regions[0].blocks[0]:
+            if func.name != FUNC_OP:
+                continue
+            ftype = function_type(func)
+            if has_body(func):
+                args = func.regions[0].blocks[0].args
+                _update_each(ftype.inputs, lambda i, a=args: get_sharding(a[i]),
+                             lambda i, s, a=args: set_sharding(a[i], s), table)
+            _update_each(ftype.results, lambda i, f=func: get_func_result_sharding(f, i),
+                         lambda i, s, f=func: set_func_result_sharding(f, i, s), table)
+        for call in op.walk(post_order=True):
+            per_value = call.attributes.get("sdy.sharding")
+            if call.name == CALL_OP and isinstance(per_value, TensorShardingPerValue):
+                call.attributes["sdy.sharding"] = TensorShardingPerValue(
+                    tuple(_updated_all(call.results, per_value, table)))
+        for mc in op.walk():
+            if mc.name != "sdy.manual_computation":
+                continue
+            manual = tuple(mc.attributes.get("manual_axes") or ())
+            args = list(mc.regions[0].blocks[0].args)
+            local = [erase_manual_axes(s, manual) for s in mc.attributes["in_shardings"]]
+            if local:
+                _set_block_arg_shardings(mc, _updated_all(args, local, table))
+            outs = list(mc.attributes["out_shardings"])
+            if outs:
+                mc.attributes[DATA_FLOW_OPS[mc.name].result_shardings] = \
+                    TensorShardingPerValue(tuple(_updated_all(mc.results, outs, table)))
