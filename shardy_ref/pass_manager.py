@@ -16,7 +16,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from shardy_ref.ir.diagnostics import Diagnostic, PassError
+from shardy_ref.ir.diagnostics import Diagnostic, PassError, ShardyRefError
 from shardy_ref.ir.location import UNKNOWN_LOC
 from shardy_ref.ir.operation import Operation
 
@@ -262,8 +262,18 @@ class PassManager:
             self._run_elements(p.elements(), op, ctx)
             return
         targets = [op] if p.ANCHOR in (op.name, "any") else list(_ops_named(op, p.ANCHOR))
+        errors: list[ShardyRefError] = []
         for target in targets:
-            p.run(target, ctx)
+            try:
+                p.run(target, ctx)
+            except ShardyRefError as e:  # MLIR runs a nested pass on every op, then fails
+                if len(targets) == 1:
+                    raise
+                errors.append(e)
+        if errors:
+            first = errors[0]
+            first.others = [*getattr(first, "others", ()), *errors[1:]]
+            raise first
         if self.verify is not None:
             self.verify(op)
 
