@@ -13,6 +13,9 @@ from shardy_ref.parser import parse_module
 
 from .pass_helpers import run_pipeline
 
+# the pipeline's export stage needs sdy-insert-explicit-reshards (issue 8)
+NEEDS_EXPLICIT_RESHARDS = pytest.mark.xfail(
+    strict=True, reason="sdy-insert-explicit-reshards is not implemented yet (issue 8)")
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples" / "jax").glob("*.mlir"))
 PIPELINE = "sdy-propagation-pipeline"
 
@@ -41,11 +44,13 @@ def test_examples_exist():
     assert len(EXAMPLES) >= 10
 
 
+@NEEDS_EXPLICIT_RESHARDS
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
 def test_pipeline_runs_and_verifies(path):
     assert "sdy.sharding" in run_pipeline(path.read_text(), PIPELINE)
 
 
+@NEEDS_EXPLICIT_RESHARDS
 @pytest.mark.oracle
 def test_value_shardings_agree_with_real_shardy():
     import corpus
