@@ -1,0 +1,387 @@
+"""``sdy-insert-explicit-reshards``: make the partitioning explicit where operand and result
+shardings of an op do not fit its sharding rule (``algorithms.md`` §6; upstream
+``export/insert_explicit_reshards.cc`` and ``explicit_reshards_util.cc``).
+
+This is the *minimal* version that ``sdy-propagation-pipeline`` runs
+(``enable-full-version=false``): unreduced axes are all-reduced where a user needs them
+reduced (or made unreduced with ``replicated_to_unreduced``/``sharded_to_unreduced``), a
+sharded reduction factor gets an ``sdy.all_reduce`` when the result keeps its axes
+unreduced, a dot whose result conflicts with its operands in one dimension is computed in
+the operands' sharding and resharded, and call operands are resharded to the callee's
+argument shardings. What upstream does only in the full version (reshards making every op
+compatible, concatenates with differing shardings) and single-device (maximal) operations
+are not implemented: they raise a ``PassError`` saying so rather than leaving the IR
+silently different.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from shardy_ref.ir.axis_lists import axis_set_diff, sort_and_merge_axes
+from shardy_ref.ir.diagnostics import PassError
+from shardy_ref.ir.func_attrs import function_type
+from shardy_ref.ir.op_traits import is_terminator
+from shardy_ref.ir.operation import BlockArgument, Operation, OpOperand, Value
+from shardy_ref.ir.sdy_axes import Mesh
+from shardy_ref.ir.sdy_rules import OpShardingRule
+from shardy_ref.ir.sdy_sharding import TensorSharding
+from shardy_ref.ir.symbols import SymbolTable
+from shardy_ref.ir.value_sharding import (
+    DATA_FLOW_OPS,
+    add_free_axes,
+    erase_manual_axes,
+    get_func_result_sharding,
+    get_sharding,
+    set_sharding,
+)
+from shardy_ref.ir.verify import op_error
+from shardy_ref.ir.verify.sharding import sharding_bypassing_barriers
+from shardy_ref.partition.exports.insert_func_call_reshards import (
+    is_equivalent,
+    non_maximal_mesh_or_ref,
+)
+from shardy_ref.partition.unreduced_collectives import (
+    all_reduce_attrs,
+    collective,
+    insert_all_reduce_if_unreduced_to_replicated,
+    insert_unreduced_collectives,
+    reshard,
+)
+from shardy_ref.pass_manager import Pass, PassContext, register_pass
+from shardy_ref.propagate.imports.call_graph import CALL_OP, callee_name
+from shardy_ref.propagate.imports.import_func_calls import func_arg_shardings
+from shardy_ref.propagate.imports.manual_axes_cleanup import mesh_or_lookup
+from shardy_ref.propagate.projection import ShardingProjection
+from shardy_ref.propagate.rules.registry import get_or_create_sharding_rule
+
+
+def _rank(type_) -> int:
+    shape = getattr(type_, "shape", None)
+    return len(shape) if shape is not None else 0
+
+
+def _after(value: Value) -> Operation:
+    """The op a new op goes before to sit right after ``value``
+    (``setInsertionPointAfterValue``)."""
+    if isinstance(value, BlockArgument):
+        return value.parent_block.first_op
+    return value.op.next_op
+
+
+def _is_single_device(sharding: TensorSharding | None, table: SymbolTable) -> bool:
+    return sharding is not None and mesh_or_lookup(table, sharding.mesh_or_ref).is_maximal
+
+
+class _Inserter:
+    """One function's explicit reshards."""
+
+    def __init__(self, func: Operation, table: SymbolTable, full: bool):
+        self.func, self.table, self.full = func, table, full
+
+    # -- reshards towards a target sharding ----------------------------------------------
+    def to_target(self, use: OpOperand, target: TensorSharding | None, anchor: Operation,
+                  on_full: bool) -> None:
+        """Upstream ``insertExplicitReshardsToTargetSharding``."""
+        source = get_sharding(use.value)
+        if source is not None:
+            source = insert_all_reduce_if_unreduced_to_replicated(use, source, target,
+                                                                  self.table, anchor)
+        new = insert_unreduced_collectives(use, target, self.table, anchor)
+        if new is not None:
+            source = new
+        if on_full and not is_equivalent(source, target):
+            reshard_to = target if target is not None else TensorSharding.fully_closed(
+                source.mesh_or_ref, source.rank)
+            use.set(reshard(use.value, reshard_to, anchor).results[0])
+
+    def on_data_flow_op(self, op: Operation, on_full: bool) -> None:
+        """Upstream ``insertExplicitReshardsOnDataFlowOp``: sources towards their owner."""
+        flow = DATA_FLOW_OPS[op.name]
+        owners = list(op.results)
+        if flow.block_arg_shardings is not None:
+            owners += list(op.regions[0].blocks[0].args)
+        for owner in owners:
+            sharding = get_sharding(owner)
+            if sharding is not None:
+                sharding = _transform(op, owner, sharding)
+            for use in _edge_source_uses(op, owner):
+                self.to_target(use, sharding, _after(use.value), on_full)
+
+    def on_call(self, call: Operation, on_full: bool) -> None:
+        """Upstream ``insertExplicitReshardsOnCallOp``: operands towards the callee's
+        argument shardings (fully closed ones if only the operands are sharded)."""
+        func = self.table.lookup(callee_name(call))
+        shardings = func_arg_shardings(func, self.table)
+        if shardings is None:
+            mesh_or_ref = non_maximal_mesh_or_ref(
+                call.num_operands, self.table, lambda i: get_sharding(call.operands[i]))
+            if mesh_or_ref is None:
+                return
+            shardings = [TensorSharding.fully_closed(mesh_or_ref, _rank(v.type))
+                         for v in call.operands]
+        for sharding, use in zip(shardings, list(call.op_operands), strict=True):
+            self.to_target(use, sharding, _after(use.value), on_full)
+
+    def on_func_return(self, terminator: Operation) -> None:
+        for index, use in enumerate(list(terminator.op_operands)):
+            self.to_target(use, get_func_result_sharding(self.func, index), terminator,
+                           self.full)
+
+    # -- ops with a sharding rule ---------------------------------------------------------
+    def all_reduce_on_op_if_unreduced_to_replicated(self, op: Operation) -> None:
+        if not op.results:
+            return
+        first = get_sharding(op.results[0])
+        for use in list(op.op_operands):
+            source = get_sharding(use.value)
+            if source is not None:
+                insert_all_reduce_if_unreduced_to_replicated(use, source, first, self.table,
+                                                             op)
+
+    def process_op(self, op: Operation, projection: ShardingProjection,
+                   out_shardings: Sequence, rule: OpShardingRule, mesh_name, mesh: Mesh,
+                   on_full: bool) -> None:
+        if on_full:
+            raise PassError(op.location, "shardy_ref: sdy-insert-explicit-reshards does not "
+                            f"implement the full version yet (needed for '{op.name}')")
+        if op.name in ("stablehlo.dot", "stablehlo.dot_general"):
+            _process_dot(op, projection, out_shardings, rule, mesh_name, mesh)
+
+    def all_reduces_for_reduction_factors(self, op: Operation, projection: ShardingProjection,
+                                          rule: OpShardingRule, mesh_name, mesh: Mesh) -> None:
+        """Upstream ``insertAllReducesForReductionFactors`` (minimal version: only when the
+        result keeps unreduced axes, which must then match the reduction factors')."""
+        if not op.results:
+            return
+        result_unreduced = _unreduced(get_sharding(op.results[0]))
+        if not result_unreduced:
+            return
+        reduction_axes = []
+        for factor in rule.reduction_factors:
+            axes = _compatible_factor_sharding(projection, factor)
+            if axes is None:
+                raise PassError(op.location, f"For the operation {op.name}, the result has "
+                                "unreduced axes while the operand has incompatible sharding "
+                                "along reduction factors.")
+            reduction_axes += axes
+        axes = axis_set_diff(reduction_axes, result_unreduced, mesh)
+        if not axes:
+            return
+        axes = sort_and_merge_axes(axes, mesh)
+        anchor = op.next_op
+        for result in op.results:
+            sharding = get_sharding(result) or TensorSharding.fully_closed(
+                mesh_name, _rank(result.type))
+            reduce = collective("sdy.all_reduce", result, sharding, anchor,
+                                **all_reduce_attrs(axes, sharding.reduction_op))
+            result.replace_uses_with_if(reduce.results[0],
+                                        lambda use, r=reduce: use.owner is not r)
+
+    def run(self) -> None:
+        func, table = self.func, self.table
+        block = func.regions[0].blocks[0]
+        for i, arg in enumerate(block.args):
+            if _is_single_device(get_sharding(arg), table):
+                raise op_error(func, f"function argument {i} cannot have a single-device "
+                                     "(maximal) sharding attribute")
+        for i in range(len(function_type(func).results)):
+            if _is_single_device(get_func_result_sharding(func, i), table):
+                raise op_error(func, f"function result {i} cannot have a single-device "
+                                     "(maximal) sharding attribute")
+        for op in list(func.walk(post_order=True)):
+            if op is func or op.parent is None or is_terminator(op):
+                continue
+            self.process(op)
+        self.on_func_return(block.terminator)
+
+    def process(self, op: Operation) -> None:
+        on_full = _is_on_full_version(op, self.full)
+        if op.name in DATA_FLOW_OPS:
+            self.on_data_flow_op(op, on_full)
+            return
+        if op.name == CALL_OP:
+            self.on_call(op, on_full)
+            return
+        if op.name == "sdy.reshard":
+            use = op.op_operands[0]
+            if insert_unreduced_collectives(use, op.attributes["sharding"], self.table, op):
+                op.results[0].replace_all_uses_with(use.value)
+                op.erase()
+                return
+        self.all_reduce_on_op_if_unreduced_to_replicated(op)
+        in_shardings = [sharding_bypassing_barriers(v) for v in op.operands]
+        out_shardings = [sharding_bypassing_barriers(v) for v in op.results]
+        if any(_is_single_device(s, self.table) for s in out_shardings):
+            raise PassError(op.location, "shardy_ref: single-device (maximal) operations are "
+                            "not supported by sdy-insert-explicit-reshards yet")
+        rule = get_or_create_sharding_rule(op, False, set_sharding_rule_on_op=False)
+        if rule is None or rule.is_custom_rule:
+            return
+        mesh_name = _common_mesh_name(in_shardings, out_shardings, self.table)
+        if mesh_name is None:
+            return
+        mesh = mesh_or_lookup(self.table, mesh_name)
+        if mesh.is_maximal:
+            return
+        projection = ShardingProjection.build(in_shardings, out_shardings, rule, mesh,
+                                              closed_if_missing=True)
+        self.process_op(op, projection, out_shardings, rule, mesh_name, mesh, on_full)
+        self.all_reduces_for_reduction_factors(op, projection, rule, mesh_name, mesh)
+
+
+def _unreduced(sharding: TensorSharding | None):
+    return list(sharding.unreduced_axes) if sharding is not None else []
+
+
+def _transform(op: Operation, owner: Value, sharding: TensorSharding) -> TensorSharding:
+    """``transformTargetSharding(owner, ..., kBeforeEdgePropagation)`` of a data-flow op."""
+    if op.name != "sdy.manual_computation":
+        return sharding
+    manual = tuple(op.attributes.get("manual_axes") or ())
+    if isinstance(owner, BlockArgument):
+        return add_free_axes(op.attributes["in_shardings"][owner.index], sharding, manual)
+    return erase_manual_axes(sharding, manual)
+
+
+def _edge_source_uses(op: Operation, owner: Value) -> list[OpOperand]:
+    """``getEdgeSources(owner)`` as operand uses."""
+    n = owner.index
+    if op.name == "stablehlo.while":
+        return [op.op_operands[n], op.regions[1].blocks[0].terminator.op_operands[n]]
+    if op.name == "stablehlo.case":
+        return [r.blocks[0].terminator.op_operands[n] for r in op.regions]
+    if op.name == "stablehlo.optimization_barrier" or isinstance(owner, BlockArgument):
+        return [op.op_operands[n]]
+    return [op.regions[0].blocks[0].terminator.op_operands[n]]
+
+
+def _is_on_full_version(op: Operation, full: bool) -> bool:
+    """Upstream ``isOnFullVersion``: the full version for calls, ``mhlo.ragged_dot`` and
+    concatenates whose operands are sharded unlike the result."""
+    if full or op.name in (CALL_OP, "mhlo.ragged_dot"):
+        return True
+    if op.name == "stablehlo.concatenate":
+        result = get_sharding(op.results[0])
+        return any(get_sharding(v) != result for v in op.operands)
+    return False
+
+
+def _common_mesh_name(ins: Sequence, outs: Sequence, table: SymbolTable):
+    """Upstream ``getCommonMeshName(..., ignoreDeviceIds=true)`` then the most common mesh
+    among the shardings that are not fully replicated."""
+    name, mesh = None, None
+    for sharding in (*ins, *outs):
+        if sharding is None:
+            continue
+        other = mesh_or_lookup(table, sharding.mesh_or_ref)
+        if mesh is None or mesh.is_empty:
+            name, mesh = sharding.mesh_or_ref, other
+        elif other.is_empty:
+            continue
+        elif not other.equals(mesh, ignore_device_ids=True):
+            return None
+        elif not other.device_ids:
+            name, mesh = sharding.mesh_or_ref, other
+    if name is None:
+        return None
+    counts: dict = {}
+    best, best_count = name, 0
+    for sharding in (*ins, *outs):
+        if sharding is None or all(not d.axes for d in sharding.dim_shardings):
+            continue
+        counts[sharding.mesh_or_ref] = counts.get(sharding.mesh_or_ref, 0) + 1
+        if counts[sharding.mesh_or_ref] > best_count:
+            best, best_count = sharding.mesh_or_ref, counts[sharding.mesh_or_ref]
+    return best
+
+
+def _factor_axes(tensor, factor: int):
+    sharding = tensor.factor_index_to_sharding.get(factor)
+    return None if sharding is None else sharding.axis_refs
+
+
+def _compatible_factor_sharding(projection: ShardingProjection, factor: int):
+    """Upstream ``getCompatibleFactorSharding``: the factor's axes if every tensor having
+    it agrees, else None."""
+    found = None
+    for tensor in projection.tensors():
+        axes = _factor_axes(tensor, factor)
+        if axes is None:
+            continue
+        if found is None:
+            found = axes
+        elif axes != found:
+            return None
+    return found if found is not None else []
+
+
+def _num_elements(type_) -> int:
+    n = 1
+    for d in type_.shape:
+        n *= d
+    return n
+
+
+def _process_dot(op: Operation, projection: ShardingProjection, out_shardings: Sequence,
+                 rule: OpShardingRule, mesh_name, mesh: Mesh) -> None:
+    """Upstream ``processDot``: when the operands agree and the result conflicts with them
+    in exactly one (non-contracting or batching) factor, sharded by the contraction axes,
+    compute the dot in the operands' sharding and reshard the (smaller) result."""
+    if not out_shardings or out_shardings[0] is None:
+        return
+    lhs, rhs = projection.operands[0], projection.operands[1]
+    result = projection.results[0]
+    lhs_size, rhs_size = _num_elements(op.operands[0].type), _num_elements(op.operands[1].type)
+    result_size = _num_elements(op.results[0].type)
+    conflicting, conflicting_axes = None, []
+    reduction_axes, seen = [], []
+    for factor in range(rule.num_factors):
+        lhs_axes, rhs_axes = _factor_axes(lhs, factor), _factor_axes(rhs, factor)
+        if lhs_axes is not None and rhs_axes is not None:
+            operand_axes, max_size = lhs_axes, max(lhs_size, rhs_size)
+            if lhs_axes != rhs_axes:
+                return
+            if factor in rule.reduction_factors:
+                reduction_axes += operand_axes
+                continue
+        else:
+            operand_axes = lhs_axes if lhs_axes is not None else rhs_axes
+            max_size = lhs_size if lhs_axes is not None else rhs_size
+            for axis in operand_axes:
+                if any(a.overlaps(axis) for a in seen):
+                    return
+                seen.append(axis)
+        if _factor_axes(result, factor) != operand_axes:
+            if not operand_axes or conflicting is not None or result_size > max_size:
+                return
+            conflicting, conflicting_axes = factor, operand_axes
+    if conflicting is None:
+        return
+    res_axes = result.factor_index_to_sharding[conflicting].axis_refs
+    if not res_axes or res_axes != reduction_axes:
+        return
+    result.factor_index_to_sharding[conflicting].axis_refs = list(conflicting_axes)
+    value = op.results[0]
+    set_sharding(value, result.to_tensor_sharding(rule.result_mappings[0], rule.factor_sizes,
+                                                  mesh_name, mesh))
+    new = reshard(value, out_shardings[0], op.next_op)
+    value.replace_uses_with_if(new.results[0], lambda use: use.owner is not new)
+
+
+@register_pass
+@dataclass(frozen=True, slots=True)
+class InsertExplicitReshardsPass(Pass):
+    """Inserts explicit reshards (and the collectives unreduced axes need) where an op's
+    operand and result shardings are incompatible with its sharding rule."""
+
+    NAME = "sdy-insert-explicit-reshards"
+    ANCHOR = "func.func"
+    enable_full_version: bool = False
+
+    def run(self, op: Operation, ctx: PassContext) -> None:
+        if self.enable_full_version:
+            raise PassError(op.location, "shardy_ref: enable-full-version=true is not "
+                            "implemented yet")
+        module = op.parent_op
+        _Inserter(op, SymbolTable(module), self.enable_full_version).run()
