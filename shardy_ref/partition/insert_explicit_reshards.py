@@ -2,16 +2,15 @@
 shardings of an op do not fit its sharding rule (``algorithms.md`` §6; upstream
 ``export/insert_explicit_reshards.cc`` and ``explicit_reshards_util.cc``).
 
-This is the *minimal* version that ``sdy-propagation-pipeline`` runs
-(``enable-full-version=false``): unreduced axes are all-reduced where a user needs them
-reduced (or made unreduced with ``replicated_to_unreduced``/``sharded_to_unreduced``), a
-sharded reduction factor gets an ``sdy.all_reduce`` when the result keeps its axes
-unreduced, a dot whose result conflicts with its operands in one dimension is computed in
-the operands' sharding and resharded, and call operands are resharded to the callee's
-argument shardings. What upstream does only in the full version (reshards making every op
-compatible, concatenates with differing shardings) and single-device (maximal) operations
-are not implemented: they raise a ``PassError`` saying so rather than leaving the IR
-silently different.
+The full version (``enable-full-version=true``; always for calls and for concatenates whose
+operands are sharded unlike the result) reshards operands and results to common axes per
+factor (:mod:`shardy_ref.partition.common_axes`) and all-reduces sharded reduction factors.
+The minimal version, which ``sdy-propagation-pipeline`` runs, only handles unreduced axes
+(all-reduce where a user needs them reduced, ``replicated_to_unreduced`` /
+``sharded_to_unreduced`` where it needs more), reduction factors of results that keep
+unreduced axes, and the dot whose result conflicts with its operands in one factor.
+Single-device (maximal) operations are not implemented: they raise a ``PassError`` saying
+so rather than leaving the IR silently different.
 """
 from __future__ import annotations
 
@@ -37,6 +36,7 @@ from shardy_ref.ir.value_sharding import (
 )
 from shardy_ref.ir.verify import op_error
 from shardy_ref.ir.verify.sharding import sharding_bypassing_barriers
+from shardy_ref.partition.common_axes import find_common_axes
 from shardy_ref.partition.exports.insert_func_call_reshards import (
     is_equivalent,
     non_maximal_mesh_or_ref,
@@ -52,7 +52,12 @@ from shardy_ref.pass_manager import Pass, PassContext, register_pass
 from shardy_ref.propagate.imports.call_graph import CALL_OP, callee_name
 from shardy_ref.propagate.imports.import_func_calls import func_arg_shardings
 from shardy_ref.propagate.imports.manual_axes_cleanup import mesh_or_lookup
-from shardy_ref.propagate.projection import ShardingProjection
+from shardy_ref.propagate.projection import (
+    FactorSharding,
+    ShardingProjection,
+    UpdateTensorShardings,
+    distribute_axes_across_factors,
+)
 from shardy_ref.propagate.rules.registry import get_or_create_sharding_rule
 
 
@@ -140,25 +145,104 @@ class _Inserter:
                                                              op)
 
     def process_op(self, op: Operation, projection: ShardingProjection,
-                   out_shardings: Sequence, rule: OpShardingRule, mesh_name, mesh: Mesh,
-                   on_full: bool) -> None:
-        if on_full:
-            raise PassError(op.location, "shardy_ref: sdy-insert-explicit-reshards does not "
-                            f"implement the full version yet (needed for '{op.name}')")
-        if op.name in ("stablehlo.dot", "stablehlo.dot_general"):
-            _process_dot(op, projection, out_shardings, rule, mesh_name, mesh)
+                   in_shardings: Sequence, out_shardings: Sequence, rule: OpShardingRule,
+                   mesh_name, mesh: Mesh, on_full: bool) -> list | None:
+        """Upstream ``processOp``: in the full version, reshard operands and results to the
+        common axes per factor (returned); else only the dot special case."""
+        if not on_full:
+            if op.name in ("stablehlo.dot", "stablehlo.dot_general"):
+                _process_dot(op, projection, out_shardings, rule, mesh_name, mesh)
+            return None
+        update = projection.tensors_containing_overflow_axes()
+        if update.any() and op.name == "stablehlo.reshape":
+            return self.reshape_with_overflow_axes(op, projection, out_shardings, rule,
+                                                   mesh_name, mesh)
+        common = find_common_axes(projection, rule, _tensor_sizes(op), mesh)
+        for factor, axes in enumerate(common):
+            update |= projection.update_sharding(factor, axes, [])
+        self.reshard_tensors(op, in_shardings, out_shardings, projection, update, rule,
+                             mesh_name, mesh)
+        return common
+
+    def reshard_tensors(self, op: Operation, in_shardings: Sequence, out_shardings: Sequence,
+                        projection: ShardingProjection, update: UpdateTensorShardings,
+                        rule: OpShardingRule, mesh_name, mesh: Mesh) -> None:
+        """Upstream ``insertExplicitReshards``: operands flagged (or on a mesh with another
+        device order) get a reshard to their projected sharding; flagged results are
+        computed in it and resharded back to what their users expect."""
+        for i, sharding in enumerate(in_shardings):
+            if update.update_operands[i] or self._other_device_order(sharding, mesh):
+                new = projection.operands[i].to_tensor_sharding(
+                    rule.operand_mappings[i], rule.factor_sizes, mesh_name, mesh)
+                op.set_operand(i, reshard(op.operands[i], new, op).results[0])
+        anchor = op.next_op
+        for i, sharding in enumerate(out_shardings):
+            if update.update_results[i] or self._other_device_order(sharding, mesh):
+                result = op.results[i]
+                new = projection.results[i].to_tensor_sharding(
+                    rule.result_mappings[i], rule.factor_sizes, mesh_name, mesh)
+                target = get_sharding(result) or TensorSharding.fully_closed(
+                    mesh_name, _rank(result.type))
+                back = reshard(result, target, anchor)
+                result.replace_uses_with_if(back.results[0],
+                                            lambda use, b=back: use.owner is not b)
+                set_sharding(result, new)
+
+    def _other_device_order(self, sharding: TensorSharding | None, mesh: Mesh) -> bool:
+        """Upstream ``shouldReshardToCommonMesh``."""
+        if sharding is None or all(not d.axes for d in sharding.dim_shardings):
+            return False
+        return mesh_or_lookup(self.table, sharding.mesh_or_ref).device_ids != mesh.device_ids
+
+    def reshape_with_overflow_axes(self, op: Operation, projection: ShardingProjection,
+                                   out_shardings: Sequence, rule: OpShardingRule, mesh_name,
+                                   mesh: Mesh) -> list:
+        """Upstream ``processReshapeWithOverflowAxes``: redistribute the axes of the more
+        sharded side over the factors of both sides, keep what they then agree on."""
+        inp, out = projection.operands[0], projection.results[0]
+        best = inp if inp.sharding_size(mesh) >= out.sharding_size(mesh) else out
+        all_axes = []
+        for factor in range(rule.num_factors):
+            sharding = best.factor_index_to_sharding.get(factor)
+            if sharding is not None:
+                all_axes += [*sharding.axis_refs, *sharding.overflow_axes]
+        _redistribute(inp, rule.operand_mappings[0], rule.factor_sizes, mesh, all_axes)
+        _redistribute(out, rule.result_mappings[0], rule.factor_sizes, mesh, all_axes)
+        built_in = inp.to_tensor_sharding(rule.operand_mappings[0], rule.factor_sizes,
+                                          mesh_name, mesh)
+        built_out = out.to_tensor_sharding(rule.result_mappings[0], rule.factor_sizes,
+                                           mesh_name, mesh)
+        legal = ShardingProjection.build([built_in], [built_out], rule, mesh)
+        common = legal.greatest_common_prefix_axes(rule.num_factors)
+        for factor in range(rule.num_factors):
+            projection.update_sharding(factor, common[factor], [])
+        update = UpdateTensorShardings.empty(1, 1)
+        new_in = projection.operands[0].to_tensor_sharding(
+            rule.operand_mappings[0], rule.factor_sizes, mesh_name, mesh)
+        update.update_operands[0] = not is_equivalent(get_sharding(op.operands[0]), new_in)
+        new_out = projection.results[0].to_tensor_sharding(
+            rule.result_mappings[0], rule.factor_sizes, mesh_name, mesh)
+        update.update_results[0] = not is_equivalent(new_out, out_shardings[0])
+        self.reshard_tensors(op, [get_sharding(v) for v in op.operands], out_shardings,
+                             projection, update, rule, mesh_name, mesh)
+        return common
 
     def all_reduces_for_reduction_factors(self, op: Operation, projection: ShardingProjection,
-                                          rule: OpShardingRule, mesh_name, mesh: Mesh) -> None:
-        """Upstream ``insertAllReducesForReductionFactors`` (minimal version: only when the
-        result keeps unreduced axes, which must then match the reduction factors')."""
+                                          common: list | None, rule: OpShardingRule,
+                                          mesh_name, mesh: Mesh) -> None:
+        """Upstream ``insertAllReducesForReductionFactors``: all-reduce the axes of sharded
+        reduction factors that the result does not keep unreduced (in the minimal version
+        only when the result keeps some, which must then match the reduction factors')."""
         if not op.results:
             return
         result_unreduced = _unreduced(get_sharding(op.results[0]))
-        if not result_unreduced:
-            return
         reduction_axes = []
-        for factor in rule.reduction_factors:
+        if common is not None:
+            for factor in rule.reduction_factors:
+                reduction_axes += common[factor]
+        elif not result_unreduced:
+            return
+        for factor in rule.reduction_factors if common is None else ():
             axes = _compatible_factor_sharding(projection, factor)
             if axes is None:
                 raise PassError(op.location, f"For the operation {op.name}, the result has "
@@ -226,8 +310,30 @@ class _Inserter:
             return
         projection = ShardingProjection.build(in_shardings, out_shardings, rule, mesh,
                                               closed_if_missing=True)
-        self.process_op(op, projection, out_shardings, rule, mesh_name, mesh, on_full)
-        self.all_reduces_for_reduction_factors(op, projection, rule, mesh_name, mesh)
+        common = self.process_op(op, projection, in_shardings, out_shardings, rule, mesh_name,
+                                 mesh, on_full)
+        self.all_reduces_for_reduction_factors(op, projection, common, rule, mesh_name, mesh)
+
+
+def _tensor_sizes(op: Operation) -> list[int]:
+    """Upstream ``getTensorSizes``: elements per operand and result (0 if dynamic)."""
+    sizes = []
+    for t in (*op.operand_types, *op.result_types):
+        shape = getattr(t, "shape", None)
+        sizes.append(_num_elements(t) if shape is not None and None not in shape else 0)
+    return sizes
+
+
+def _redistribute(tensor, mapping, factor_sizes, mesh: Mesh, all_axes) -> None:
+    """Upstream ``redistributeAxes``: ``all_axes`` over the tensor's factors, major first."""
+    factors = [f for d in mapping.dim_mappings for f in d.factor_indices
+               if f in tensor.factor_index_to_sharding]
+    flat = [FactorSharding([], s.is_closed, s.is_minor_most, [])
+            for s in (tensor.factor_index_to_sharding[f] for f in factors)]
+    distribute_axes_across_factors(flat, [factor_sizes[f] for f in factors], all_axes, mesh)
+    for f, new in zip(factors, flat, strict=True):
+        tensor.factor_index_to_sharding[f].axis_refs = new.axis_refs
+        tensor.factor_index_to_sharding[f].overflow_axes = new.overflow_axes
 
 
 def _unreduced(sharding: TensorSharding | None):
@@ -380,8 +486,5 @@ class InsertExplicitReshardsPass(Pass):
     enable_full_version: bool = False
 
     def run(self, op: Operation, ctx: PassContext) -> None:
-        if self.enable_full_version:
-            raise PassError(op.location, "shardy_ref: enable-full-version=true is not "
-                            "implemented yet")
         module = op.parent_op
         _Inserter(op, SymbolTable(module), self.enable_full_version).run()
