@@ -95,7 +95,7 @@ class _Inserter:
         new = insert_unreduced_collectives(use, target, self.table, anchor)
         if new is not None:
             source = new
-        if on_full and not is_equivalent(source, target):
+        if on_full and not _equivalent(source, target):
             reshard_to = target if target is not None else TensorSharding.fully_closed(
                 source.mesh_or_ref, source.rank)
             use.set(reshard(use.value, reshard_to, anchor).results[0])
@@ -219,10 +219,10 @@ class _Inserter:
         update = UpdateTensorShardings.empty(1, 1)
         new_in = projection.operands[0].to_tensor_sharding(
             rule.operand_mappings[0], rule.factor_sizes, mesh_name, mesh)
-        update.update_operands[0] = not is_equivalent(get_sharding(op.operands[0]), new_in)
+        update.update_operands[0] = not _equivalent(get_sharding(op.operands[0]), new_in)
         new_out = projection.results[0].to_tensor_sharding(
             rule.result_mappings[0], rule.factor_sizes, mesh_name, mesh)
-        update.update_results[0] = not is_equivalent(new_out, out_shardings[0])
+        update.update_results[0] = not _equivalent(new_out, out_shardings[0])
         self.reshard_tensors(op, [get_sharding(v) for v in op.operands], out_shardings,
                              projection, update, rule, mesh_name, mesh)
         return common
@@ -313,6 +313,15 @@ class _Inserter:
         common = self.process_op(op, projection, in_shardings, out_shardings, rule, mesh_name,
                                  mesh, on_full)
         self.all_reduces_for_reduction_factors(op, projection, common, rule, mesh_name, mesh)
+
+
+def _equivalent(a: TensorSharding | None, b: TensorSharding | None) -> bool:
+    """The free ``isEquivalent`` of upstream ``propagation/utils.cc``: no sharding is
+    equivalent to any fully replicated one (unreduced axes not looked at), else
+    ``TensorShardingAttr::isEquivalent``."""
+    if a is None:
+        return b is None or all(not d.axes for d in b.dim_shardings)
+    return is_equivalent(a, b)
 
 
 def _tensor_sizes(op: Operation) -> list[int]:
