@@ -9,8 +9,7 @@ The minimal version, which ``sdy-propagation-pipeline`` runs, only handles unred
 (all-reduce where a user needs them reduced, ``replicated_to_unreduced`` /
 ``sharded_to_unreduced`` where it needs more), reduction factors of results that keep
 unreduced axes, and the dot whose result conflicts with its operands in one factor.
-Single-device (maximal) operations are not implemented: they raise a ``PassError`` saying
-so rather than leaving the IR silently different.
+Ops sharded onto a single device are handled by :mod:`shardy_ref.partition.single_device`.
 """
 from __future__ import annotations
 
@@ -41,6 +40,7 @@ from shardy_ref.partition.exports.insert_func_call_reshards import (
     is_equivalent,
     non_maximal_mesh_or_ref,
 )
+from shardy_ref.partition.single_device import process_single_device_operation
 from shardy_ref.partition.unreduced_collectives import (
     all_reduce_attrs,
     collective,
@@ -81,8 +81,9 @@ def _is_single_device(sharding: TensorSharding | None, table: SymbolTable) -> bo
 class _Inserter:
     """One function's explicit reshards."""
 
-    def __init__(self, func: Operation, table: SymbolTable, full: bool):
-        self.func, self.table, self.full = func, table, full
+    def __init__(self, func: Operation, module: Operation, full: bool):
+        self.func, self.module, self.full = func, module, full
+        self.table = SymbolTable(module)
 
     # -- reshards towards a target sharding ----------------------------------------------
     def to_target(self, use: OpOperand, target: TensorSharding | None, anchor: Operation,
@@ -297,8 +298,8 @@ class _Inserter:
         in_shardings = [sharding_bypassing_barriers(v) for v in op.operands]
         out_shardings = [sharding_bypassing_barriers(v) for v in op.results]
         if any(_is_single_device(s, self.table) for s in out_shardings):
-            raise PassError(op.location, "shardy_ref: single-device (maximal) operations are "
-                            "not supported by sdy-insert-explicit-reshards yet")
+            process_single_device_operation(op, out_shardings, self.table, self.module)
+            return
         rule = get_or_create_sharding_rule(op, False, set_sharding_rule_on_op=False)
         if rule is None or rule.is_custom_rule:
             return
@@ -496,4 +497,4 @@ class InsertExplicitReshardsPass(Pass):
 
     def run(self, op: Operation, ctx: PassContext) -> None:
         module = op.parent_op
-        _Inserter(op, SymbolTable(module), self.enable_full_version).run()
+        _Inserter(op, module, self.enable_full_version).run()
