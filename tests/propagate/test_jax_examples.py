@@ -13,9 +13,6 @@ from shardy_ref.parser import parse_module
 
 from .pass_helpers import run_pipeline
 
-# these need sdy-insert-explicit-reshards' full version (a concatenate whose operands are
-# sharded unlike its result), not implemented yet
-FULL_VERSION = {"concat_split"}
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples" / "jax").glob("*.mlir"))
 PIPELINE = "sdy-propagation-pipeline"
 
@@ -44,9 +41,7 @@ def test_examples_exist():
     assert len(EXAMPLES) >= 10
 
 
-@pytest.mark.parametrize("path", [
-    pytest.param(p, marks=pytest.mark.xfail(strict=True, reason="needs the full version"))
-    if p.stem in FULL_VERSION else p for p in EXAMPLES], ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
 def test_pipeline_runs_and_verifies(path):
     assert "sdy.sharding" in run_pipeline(path.read_text(), PIPELINE)
 
@@ -55,13 +50,12 @@ def test_pipeline_runs_and_verifies(path):
 def test_value_shardings_agree_with_real_shardy():
     import corpus
 
-    examples = [p for p in EXAMPLES if p.stem not in FULL_VERSION]
-    texts = [p.read_text() for p in examples]
+    texts = [p.read_text() for p in EXAMPLES]
     refs = corpus.oracle_print([(t, False) for t in texts],
                                pipeline=f"builtin.module({PIPELINE})")
     same = total = 0
     report = []
-    for path, text, ref in zip(examples, texts, refs, strict=True):
+    for path, text, ref in zip(EXAMPLES, texts, refs, strict=True):
         assert ref["ok"], ref["err"]
         ours, theirs = value_shardings(run_pipeline(text, PIPELINE)), value_shardings(ref["out"])
         assert len(ours) == len(theirs), path.stem

@@ -16,6 +16,8 @@ from .strategies_propagation import programs, random_program
 
 STRATEGIES = ["sdy-basic-propagate", "sdy-aggressive-propagate", "sdy-op-priority-propagate",
               "sdy-user-priority-propagate"]
+# the whole pipeline (import, user-priority propagation, export with explicit reshards)
+DIFFERENTIAL = [*STRATEGIES, "sdy-propagation-pipeline"]
 
 
 def user_shardings(text: str) -> list:
@@ -64,7 +66,7 @@ def test_user_shardings_are_only_extended_and_output_is_a_fixpoint(pipeline, tex
 
 
 @pytest.mark.oracle
-@pytest.mark.parametrize("pipeline", STRATEGIES)
+@pytest.mark.parametrize("pipeline", DIFFERENTIAL)
 def test_random_programs_like_real_shardy(pipeline):
     import corpus
 
