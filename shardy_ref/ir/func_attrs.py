@@ -44,12 +44,23 @@ def set_attr_dicts(func: Operation, kind: str, dicts: list[dict[str, Attribute]]
         func.attributes.pop(_ARRAY[kind], None)
 
 
+def _entry(func: Operation, kind: str, index: int) -> DictionaryAttr | None:
+    """The dictionary of one argument/result, without building the others."""
+    array = func.attributes.get(_ARRAY[kind])
+    if isinstance(array, ArrayAttr) and index < len(array.value):
+        entry = array.value[index]
+        return entry if isinstance(entry, DictionaryAttr) else None
+    return None
+
+
 def get_arg_attr(func: Operation, index: int, name: str):
-    return attr_dicts(func, "arg")[index].get(name)
+    entry = _entry(func, "arg", index)
+    return entry.as_dict().get(name) if entry is not None else None
 
 
 def get_result_attr(func: Operation, index: int, name: str):
-    return attr_dicts(func, "result")[index].get(name)
+    entry = _entry(func, "result", index)
+    return entry.as_dict().get(name) if entry is not None else None
 
 
 def set_arg_attr(func: Operation, index: int, name: str, value: Attribute | None) -> None:
@@ -62,9 +73,18 @@ def set_result_attr(func: Operation, index: int, name: str, value: Attribute | N
 
 
 def _set(func: Operation, kind: str, index: int, name: str, value) -> None:
-    dicts = attr_dicts(func, kind)
+    """Rebuild only the changed entry; the others are reused as they are."""
+    n = _count(func, kind)
+    array = func.attributes.get(_ARRAY[kind])
+    entries = list(array.value) if isinstance(array, ArrayAttr) else []
+    entries = (entries + [DictionaryAttr(()) for _ in range(n)])[:n]
+    current = entries[index].as_dict() if isinstance(entries[index], DictionaryAttr) else {}
     if value is None:
-        dicts[index].pop(name, None)
+        current.pop(name, None)
     else:
-        dicts[index][name] = value
-    set_attr_dicts(func, kind, dicts)
+        current[name] = value
+    entries[index] = DictionaryAttr.of(current)
+    if any(isinstance(e, DictionaryAttr) and e.value for e in entries):
+        func.attributes[_ARRAY[kind]] = ArrayAttr(tuple(entries))
+    else:
+        func.attributes.pop(_ARRAY[kind], None)

@@ -273,12 +273,11 @@ class Operation:
         return False
 
     def is_before_in_block(self, other: Operation) -> bool:
-        op = self._next
-        while op is not None:
-            if op is other:
-                return True
-            op = op._next
-        return False
+        """Both ops in one block, this one first."""
+        block = self.parent
+        if block is None or other.parent is not block:
+            return False
+        return block.op_order(self) < block.op_order(other)
 
     def move_before(self, anchor: Operation) -> None:
         """Unlink this op and insert it just before ``anchor`` (MLIR ``moveBefore``)."""
@@ -362,7 +361,7 @@ class Operation:
 class Block:
     """A list of ops (a doubly linked list, as in MLIR) with typed block arguments."""
 
-    __slots__ = ("__weakref__", "_first", "_last", "_len", "args", "parent")
+    __slots__ = ("__weakref__", "_first", "_last", "_len", "_order", "args", "parent")
 
     def __init__(self, arg_types: Iterable[Type] = ()):
         self.args = [BlockArgument(t, self, i) for i, t in enumerate(arg_types)]
@@ -370,6 +369,13 @@ class Block:
         self._first: Operation | None = None
         self._last: Operation | None = None
         self._len = 0
+        self._order: dict[Operation, int] | None = None  # op -> position, rebuilt lazily
+
+    def op_order(self, op: Operation) -> int:
+        """``op``'s position in this block (MLIR's cached op order, invalidated on change)."""
+        if self._order is None:
+            self._order = {o: i for i, o in enumerate(self)}
+        return self._order[op]
 
     def __iter__(self) -> Iterator[Operation]:
         """Iterate the ops; erasing or moving the current op while iterating is safe."""
@@ -464,6 +470,7 @@ class Block:
         if op.parent is not None:
             op.parent._unlink(op)
         op.parent = self
+        self._order = None
         op._prev, op._next = prev, nxt
         if prev is None:
             self._first = op
@@ -485,6 +492,7 @@ class Block:
         else:
             op._next._prev = op._prev
         op.parent = op._prev = op._next = None
+        self._order = None
         self._len -= 1
 
 
