@@ -73,17 +73,24 @@ def set_result_attr(func: Operation, index: int, name: str, value: Attribute | N
 
 
 def _set(func: Operation, kind: str, index: int, name: str, value) -> None:
-    """Rebuild only the changed entry; the others are reused as they are."""
+    set_attrs(func, kind, name, {index: value})
+
+
+def set_attrs(func: Operation, kind: str, name: str, values: dict) -> None:
+    """Set (None: remove) attribute ``name`` of several arguments (``kind="arg"``) or
+    results at once: ``values`` maps index to value. Only those entries are rebuilt."""
     n = _count(func, kind)
     array = func.attributes.get(_ARRAY[kind])
     entries = list(array.value) if isinstance(array, ArrayAttr) else []
     entries = (entries + [DictionaryAttr(()) for _ in range(n)])[:n]
-    current = entries[index].as_dict() if isinstance(entries[index], DictionaryAttr) else {}
-    if value is None:
-        current.pop(name, None)
-    else:
-        current[name] = value
-    entries[index] = DictionaryAttr.of(current)
+    for index, value in values.items():
+        entry = entries[index]
+        current = entry.as_dict() if isinstance(entry, DictionaryAttr) else {}
+        if value is None:
+            current.pop(name, None)
+        else:
+            current[name] = value
+        entries[index] = DictionaryAttr.of(current)
     if any(isinstance(e, DictionaryAttr) and e.value for e in entries):
         func.attributes[_ARRAY[kind]] = ArrayAttr(tuple(entries))
     else:

@@ -5,18 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from shardy_ref.ir.func_attrs import function_type
+from shardy_ref.ir.func_attrs import function_type, get_arg_attr, get_result_attr, set_attrs
 from shardy_ref.ir.operation import Operation
 from shardy_ref.ir.sdy_sharding import TensorSharding
 from shardy_ref.ir.symbols import SymbolTable
-from shardy_ref.ir.value_sharding import (
-    get_func_result_sharding,
-    get_sharding,
-    set_func_result_sharding,
-    set_sharding,
-)
+from shardy_ref.ir.value_sharding import SHARDING_ATTR
 from shardy_ref.pass_manager import Pass, PassContext, register_pass
-from shardy_ref.propagate.imports.call_graph import has_body
 from shardy_ref.propagate.imports.func_data_flow_edges import main_func_or_die
 
 
@@ -42,12 +36,13 @@ class RemoveSubAxesInInputOutputShardingsPass(Pass):
 
     def run(self, op: Operation, ctx: PassContext) -> None:
         func = main_func_or_die(op, SymbolTable(op))
-        if has_body(func):
-            for arg in func.regions[0].blocks[0].args:
-                sharding = get_sharding(arg)
-                if sharding is not None:
-                    set_sharding(arg, without_sub_axes(sharding))
-        for index in range(len(function_type(func).results)):
-            sharding = get_func_result_sharding(func, index)
-            if sharding is not None:
-                set_func_result_sharding(func, index, without_sub_axes(sharding))
+        ftype = function_type(func)
+        for kind, count in (("arg", len(ftype.inputs)), ("result", len(ftype.results))):
+            get = get_arg_attr if kind == "arg" else get_result_attr
+            updates = {}
+            for index in range(count):
+                sharding = get(func, index, SHARDING_ATTR)
+                if isinstance(sharding, TensorSharding):
+                    updates[index] = without_sub_axes(sharding)
+            if updates:
+                set_attrs(func, kind, SHARDING_ATTR, updates)

@@ -13,23 +13,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from math import gcd
 
-from shardy_ref.ir.func_attrs import function_type
+from shardy_ref.ir.func_attrs import function_type, get_arg_attr, get_result_attr, set_attrs
 from shardy_ref.ir.operation import Operation, Value
 from shardy_ref.ir.sdy_axes import AxisRef
 from shardy_ref.ir.sdy_sharding import DimensionSharding, TensorSharding, TensorShardingPerValue
 from shardy_ref.ir.symbols import SymbolTable
 from shardy_ref.ir.types import RankedTensorType, VectorType
-from shardy_ref.ir.value_sharding import (
-    DATA_FLOW_OPS,
-    erase_manual_axes,
-    get_func_result_sharding,
-    get_sharding,
-    set_func_result_sharding,
-    set_sharding,
-)
+from shardy_ref.ir.value_sharding import DATA_FLOW_OPS, SHARDING_ATTR, erase_manual_axes
 from shardy_ref.partition.exports.sink_data_flow_edges import _set_block_arg_shardings
 from shardy_ref.pass_manager import Pass, PassContext, register_pass
-from shardy_ref.propagate.imports.call_graph import CALL_OP, FUNC_OP, has_body
+from shardy_ref.propagate.imports.call_graph import CALL_OP, FUNC_OP
 from shardy_ref.propagate.imports.manual_axes_cleanup import mesh_or_lookup
 
 
@@ -64,6 +57,10 @@ def evenly_sharded(sharding: TensorSharding, shape: Sequence[int],
     return sharding.replace(dim_shardings=tuple(dims))
 
 
+def _sharding(attr) -> TensorSharding | None:
+    return attr if isinstance(attr, TensorSharding) else None
+
+
 def _update_each(types: Sequence, get: Callable[[int], TensorSharding | None],
                  set_: Callable[[int, TensorSharding], None], table: SymbolTable) -> None:
     for index, type_ in enumerate(types):
@@ -95,12 +92,13 @@ class UpdateNonDivisibleInputOutputShardingsPass(Pass):
             if func.name != FUNC_OP:
                 continue
             ftype = function_type(func)
-            if has_body(func):
-                args = func.regions[0].blocks[0].args
-                _update_each(ftype.inputs, lambda i, a=args: get_sharding(a[i]),
-                             lambda i, s, a=args: set_sharding(a[i], s), table)
-            _update_each(ftype.results, lambda i, f=func: get_func_result_sharding(f, i),
-                         lambda i, s, f=func: set_func_result_sharding(f, i, s), table)
+            for kind, types, get in (("arg", ftype.inputs, get_arg_attr),
+                                     ("result", ftype.results, get_result_attr)):
+                updates = {}
+                _update_each(types, lambda i, f=func, g=get: _sharding(g(f, i, SHARDING_ATTR)),
+                             updates.__setitem__, table)
+                if updates:
+                    set_attrs(func, kind, SHARDING_ATTR, updates)
         for call in op.walk(post_order=True):
             per_value = call.attributes.get("sdy.sharding")
             if call.name == CALL_OP and isinstance(per_value, TensorShardingPerValue):
