@@ -57,7 +57,7 @@ PASS_MODULES: dict[str, str] = {
         "export_named_computations", "unflatten_call_graph", "insert_func_call_reshards",
         "constant_or_scalar_merger", "remove_sharding_groups", "close_shardings",
         "drop_sharding_rules", "update_non_divisible_input_output_shardings",
-        "remove_sub_axes_in_input_output_shardings")},
+        "remove_sub_axes_in_input_output_shardings", "drop_sharding_and_mesh")},
     "sdy-sharding-constraint-to-reshard": _PARTITION + "sharding_constraint_to_reshard",
     "sdy-verify-unreduced-axes": _PARTITION + "verify_unreduced_axes",
     "sdy-insert-explicit-reshards": _PARTITION + "insert_explicit_reshards",
