@@ -61,6 +61,7 @@ PASS_MODULES: dict[str, str] = {
     "sdy-sharding-constraint-to-reshard": _PARTITION + "sharding_constraint_to_reshard",
     "sdy-verify-unreduced-axes": _PARTITION + "verify_unreduced_axes",
     "sdy-insert-explicit-reshards": _PARTITION + "insert_explicit_reshards",
+    "sdy-reshard-to-collectives": _PARTITION + "reshard_to_collectives",
 }
 
 PASSES: dict[str, type[Pass]] = {}
