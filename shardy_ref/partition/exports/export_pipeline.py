@@ -2,8 +2,8 @@
 partitioner and XLA expect (``algorithms.md`` §5.2; upstream ``export_pipeline.cc``).
 
 Module dumps (``dump-directory``) are not written: the option parses, and the dumps are
-debugging output only. Per-instruction partitioning and the CMv1 all-gather/reduce-scatter
-removal are not implemented; asking for them is an error.
+debugging output only. Per-instruction partitioning is not implemented; asking for it is
+an error.
 """
 from __future__ import annotations
 
@@ -35,10 +35,8 @@ class ExportOptions:
 
 def export_pipeline(options) -> list[PipelineElement]:
     """Upstream ``addExportPipeline`` for ``options`` (anything with ExportOptions' fields)."""
-    if options.enable_per_instruction_partitioning or \
-            options.remove_all_gather_reduce_scatter_for_cmv1:
-        raise PassError(None, "shardy_ref: per-instruction partitioning and "
-                        "remove-all-gather-reduce-scatter-for-cmv1 are not supported yet")
+    if options.enable_per_instruction_partitioning:
+        raise PassError(None, "shardy_ref: per-instruction partitioning is not supported yet")
     origins, edges = (str(options.dump_sharding_origins).lower(),
                       str(options.dump_propagation_edges).lower())
     sink = f"sink-debug-sharding-origins={origins} sink-debug-propagation-edge-sharding={edges}"
@@ -60,6 +58,9 @@ def export_pipeline(options) -> list[PipelineElement]:
             pipeline += passes(("canonicalize", "enable-patterns=sdy-reshard"))
             pipeline.append(nested("func.func", "sdy-reshard-to-collectives"))
         pipeline += passes(("canonicalize", "enable-patterns=sdy-collective"))
+        if full and options.remove_all_gather_reduce_scatter_for_cmv1:
+            pipeline.append(nested("func.func",
+                                   "sdy-remove-all-gather-reduce-scatter-for-cmv1"))
     if options.dump_propagation_edges or options.dump_sharding_origins:
         pipeline += passes("sdy-remove-propagation-debug-info")
     if not options.keep_sharding_rules:
