@@ -63,6 +63,7 @@ PASS_MODULES: dict[str, str] = {
     "sdy-verify-unreduced-axes": _PARTITION + "verify_unreduced_axes",
     "sdy-insert-explicit-reshards": _PARTITION + "insert_explicit_reshards",
     "sdy-reshard-to-collectives": _PARTITION + "reshard_to_collectives",
+    "sdy-resolve-single-device-sharding": _PARTITION + "resolve_single_device_sharding",
     "sdy-remove-all-gather-reduce-scatter-for-cmv1": _PARTITION + "remove_ag_rs_for_cmv1",
 }
 
