@@ -106,3 +106,34 @@ def test_export_chain_like_real_shardy():
     differ = [seed for seed, text, ref in zip(seeds, texts, refs, strict=True)
               if not ref["ok"] or run_pipeline(text, EXPORT_CHAIN) != ref["out"]]
     assert not differ, f"seeds differing from real Shardy: {differ}"
+
+
+def test_maximal_mesh_shardings_are_left_alone_by_update_non_divisible():
+    text = """sdy.mesh @maximal = <[], device_ids=[0]>
+func.func @main(%arg0: tensor<3x5xf32> {sdy.sharding = #sdy.sharding<@maximal, []>}) -> tensor<3x5xf32> {
+  return %arg0 : tensor<3x5xf32>
+}"""
+    out = run_pipeline(text, "sdy-update-non-divisible-input-output-shardings")
+    assert "#sdy.sharding<@maximal, []>" in out
+
+
+def test_debug_info_and_shardings_can_be_dropped():
+    text = MESH_XY + """
+func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> tensor<8xf32> {
+  %0 = stablehlo.negate %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}]>]>} : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}"""
+    out = run_pipeline(text, "sdy-drop-sharding-and-mesh")
+    assert "sdy." not in out
+    assert run_pipeline(text, "sdy-remove-propagation-debug-info") == run_pipeline(text, "")
+
+
+def test_cmv1_removes_the_all_gather_feeding_a_dot():
+    text = MESH_XY + """
+func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, %arg1: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %0 = sdy.all_gather [{"x"}, {}] %arg0 out_sharding=<@mesh, [{}, {}]> : tensor<8x8xf32>
+  %1 = stablehlo.dot %0, %arg1 : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %1 : tensor<8x8xf32>
+}"""
+    out = run_pipeline(text, "func.func(sdy-remove-all-gather-reduce-scatter-for-cmv1)")
+    assert "sdy.all_gather" not in out and "stablehlo.dot %arg0, %arg1" in out

@@ -38,7 +38,8 @@ def evenly_sharded(sharding: TensorSharding, shape: Sequence[int],
     longest prefix of them (the last possibly cut to a sub-axis) that does."""
     mesh = mesh_or_lookup(table, sharding.mesh_or_ref)
     dims = []
-    for dim, size in zip(sharding.dim_shardings, shape, strict=True):
+    # a maximal-mesh sharding has no dimensions: nothing to do (upstream's zip_equal)
+    for dim, size in zip(sharding.dim_shardings, shape):
         if size % dim.sharded_size(mesh) == 0:
             dims.append(dim)
             continue
