@@ -1,1 +1,21 @@
-"""execute: see the project issues for what lands here."""
+"""Running programs: a NumPy interpreter of StableHLO (plus the sdy, check and interpreter
+dialects), vectorized over the processes of an SPMD program.
+
+``run(module, *arrays, function="main")`` runs one function on one device and returns its
+results as NumPy arrays; :class:`Interpreter` is the object behind it (and behind
+``shardy-ref-translate --interpret``). Kernels live in :mod:`shardy_ref.execute.kernels`,
+one module per op family, registered by op name.
+"""
+from __future__ import annotations
+
+from shardy_ref.execute.api import run
+from shardy_ref.execute.context import Context, ProcessGrid
+from shardy_ref.execute.errors import CheckFailure, InterpreterError
+from shardy_ref.execute.interpreter import Interpreter
+from shardy_ref.execute.registry import KERNELS, kernel, per_process
+from shardy_ref.execute.values import Tensor, Token, TupleValue
+
+__all__ = [
+    "KERNELS", "CheckFailure", "Context", "Interpreter", "InterpreterError", "ProcessGrid",
+    "Tensor", "Token", "TupleValue", "kernel", "per_process", "run",
+]

@@ -46,13 +46,15 @@ def is_registered_dialect(dialect: str) -> bool:
     return dialect in DIALECTS
 
 
-DIALECTS = ("builtin", "func", "sdy", "stablehlo", "chlo", "mhlo", "arith", "tensor", "quant")
+DIALECTS = ("builtin", "func", "sdy", "stablehlo", "chlo", "mhlo", "arith", "tensor", "quant",
+            "check", "interpreter")
 
 
 def _load_dialects() -> None:
     from shardy_ref.ir import (  # noqa: F401
         dialect_arith,
         dialect_builtin,
+        dialect_check,
         dialect_sdy,
         dialect_stablehlo,
     )

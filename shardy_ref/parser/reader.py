@@ -19,10 +19,11 @@ from shardy_ref.ir.operation import Operation
 @cache
 def _builder():
     from shardy_ref.parser.builder import CoreBuilder
+    from shardy_ref.parser.builder_check import CheckBuilder
     from shardy_ref.parser.builder_sdy import SdyBuilder
     from shardy_ref.parser.builder_stablehlo import StablehloBuilder
 
-    class IRBuilder(SdyBuilder, StablehloBuilder, CoreBuilder):
+    class IRBuilder(SdyBuilder, StablehloBuilder, CheckBuilder, CoreBuilder):
         """All dialects' callbacks in one transformer."""
 
     return IRBuilder()

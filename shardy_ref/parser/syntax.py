@@ -42,6 +42,12 @@ OP_TERMINALS: dict[str, list[str]] = {
     "SHLO_CONVOLUTION": _shlo("convolution"),
     "SHLO_REDUCE": _shlo("reduce"),
     "SHLO_WHILE": _shlo("while"),
+    "CHECK_CONST": ["check.expect_eq_const", "check.expect_almost_eq_const"],
+    "CHECK_BINARY": ["check.expect_eq", "check.expect_almost_eq"],
+    "CHECK_CLOSE": ["check.expect_close"],
+    "CHECK_SERIALIZED": ["check.expect_serialized_eq"],
+    "INTERP_PRINT": ["interpreter.print"],
+    "INTERP_PROBE": ["interpreter.probe"],
 }
 
-CUSTOM_OP_RULES = ["_sdy_op", "_stablehlo_op", "_arith_op"]
+CUSTOM_OP_RULES = ["_sdy_op", "_stablehlo_op", "_arith_op", "_check_op"]

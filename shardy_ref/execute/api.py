@@ -1,0 +1,72 @@
+"""``run(module, *arrays)``: the Python entry point of the interpreter."""
+from __future__ import annotations
+
+import numpy as np
+
+from shardy_ref.execute.dtypes import storage_dtype
+from shardy_ref.execute.errors import InterpreterError
+from shardy_ref.execute.interpreter import Interpreter
+from shardy_ref.execute.values import Tensor, Token, TupleValue
+from shardy_ref.ir.types import RankedTensorType, TokenType
+
+
+def run(module, *arrays, function: str = "main") -> tuple:
+    """Run ``function`` of ``module`` (a parsed ``builtin.module`` op, a
+    :class:`~shardy_ref.ir.Module`, or MLIR text) on one device with NumPy ``arrays`` as
+    its arguments; returns its results as a tuple of NumPy arrays (tokens as None, tuples
+    as tuples). Raises :class:`InterpreterError` naming the argument for a wrong count,
+    dtype or shape."""
+    op = _module_op(module)
+    interp = Interpreter(op)
+    func = interp.entry_function(function)
+    block = func.regions[0].blocks[0] if func.regions and func.regions[0].blocks else None
+    if block is None:
+        raise InterpreterError(func.location, f"@{function} has no body to run")
+    types = [a.type for a in block.args]
+    if len(arrays) != len(types):
+        raise InterpreterError(func.location, f"@{function} takes {len(types)} arguments, "
+                               f"got {len(arrays)}")
+    args = [_argument(function, i, t, a) for i, (t, a) in enumerate(zip(types, arrays,
+                                                                        strict=True))]
+    return tuple(_to_numpy(v) for v in interp.run_args(func, args))
+
+
+def _module_op(module):
+    if isinstance(module, str):
+        from shardy_ref.ir.verify import verify_module
+        from shardy_ref.parser import parse_module
+        op = parse_module(module)
+        verify_module(op)
+        return op
+    return getattr(module, "op", module)
+
+
+def _argument(function: str, index: int, type_, array):
+    if isinstance(type_, TokenType):
+        return Token()
+    if not isinstance(type_, RankedTensorType):
+        raise InterpreterError(None, f"argument {index} of @{function} has type {type_}, which "
+                               "run() cannot pass")
+    dtype = storage_dtype(type_.element_type)
+    data = np.asarray(array)
+    if data.dtype != dtype:
+        if isinstance(array, np.ndarray) or (np.isscalar(array) and isinstance(array, np.generic)):
+            raise InterpreterError(None, f"argument {index} of @{function}: expected "
+                                   f"{type_.element_type} elements (NumPy {dtype}), "
+                                   f"got {data.dtype}")
+        data = np.asarray(array, dtype=dtype)
+    shape = data.shape
+    if len(shape) != len(type_.shape) or any(w is not None and w != g
+                                             for w, g in zip(type_.shape, shape, strict=True)):
+        raise InterpreterError(None, f"argument {index} of @{function}: expected shape "
+                               f"{type_}, got an array of shape {list(shape)}")
+    t = type_ if type_.has_static_shape else RankedTensorType(shape, type_.element_type)
+    return Tensor(t, data, 0)
+
+
+def _to_numpy(value):
+    if isinstance(value, Token):
+        return None
+    if isinstance(value, TupleValue):
+        return tuple(_to_numpy(e) for e in value.elements)
+    return value.data

@@ -1,0 +1,254 @@
+"""The interpreter: runs functions of a module op by op, each op by its kernel.
+
+Like StableHLO's reference interpreter (``stablehlo/reference/Ops.cpp``, ``eval``), a
+function call binds the arguments, runs the ops of its body in order and returns the
+operands of its terminator; regions (``while``, ``reduce``...) are run by their op's kernel
+through :meth:`Interpreter.run_region`. Unlike it, values may be varying over a batch of
+processes (:mod:`shardy_ref.execute.values`), so one run serves every process of an SPMD
+program. Each block is compiled once into a plan (kernel and operands per op).
+"""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+
+import numpy as np
+
+from shardy_ref.execute.context import Context
+from shardy_ref.execute.errors import InterpreterError
+from shardy_ref.execute.registry import load_kernels
+from shardy_ref.execute.values import Tensor, Token, TupleValue
+from shardy_ref.ir.module import Module
+from shardy_ref.ir.types import RankedTensorType, TokenType
+
+TERMINATORS = frozenset({"func.return", "stablehlo.return", "sdy.return"})
+
+
+def _default_memory_budget() -> int:
+    """Half of the machine's physical memory (the simulator's default budget)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
+        return 8 << 30
+
+
+class Interpreter:
+    """Runs the functions of one ``builtin.module`` op.
+
+    ``vectorize=False`` makes ``interpreter.run_parallel`` run every process in its own
+    thread (the per-process fallback) even where one vectorized run would do; results are
+    identical, which the tests check. ``stdout`` receives ``interpreter.print`` output;
+    ``probe_dir`` is where ``interpreter.probe`` writes (``--probe-output-dir``).
+    """
+
+    def __init__(self, module_op, *, stdout=None, probe_dir: str | None = None,
+                 vectorize: bool = True, memory_budget: int | None = None):
+        self.module = Module(module_op)
+        self.kernels = load_kernels()
+        self.stdout = stdout if stdout is not None else sys.stdout
+        self.lock = threading.Lock()  # output and probe files, shared by process threads
+        self.probe_dir = probe_dir
+        self.probe_count = 0
+        self.vectorize = vectorize
+        self.memory_budget = memory_budget if memory_budget is not None \
+            else _default_memory_budget()
+        self._plans: dict = {}
+        self.constants: dict = {}  # constant op -> its Tensor, converted once
+        self._names: dict = {}  # func op -> NameState, for interpreter.print
+
+    # -- entry points ----------------------------------------------------------------------
+    def entry_function(self, name: str = "main"):
+        """The function ``name``; with the default name, also the module's only function
+        (the reference interpreter's ``getMainFunction``)."""
+        funcs = self.module.funcs
+        for f in funcs:
+            if f.attributes["sym_name"].value == name:
+                return f
+        if name == "main" and len(funcs) == 1:
+            return funcs[0]
+        raise InterpreterError(self.module.op.location,
+                               f"module must have entry func with name {name}")
+
+    def run(self, function: str = "main", args=()) -> list:
+        """Run ``function`` on one process with run-time values ``args``."""
+        return self.run_args(self.entry_function(function), list(args))
+
+    def run_args(self, func, args: list) -> list:
+        """Run ``func`` after checking ``args`` against its signature (the reference's
+        ``validateEntrySignature``)."""
+        block = func.regions[0].blocks[0] if func.regions and func.regions[0].blocks else None
+        expected = [a.type for a in block.args] if block is not None else \
+            list(func.attributes["function_type"].value.inputs)
+        if len(args) != len(expected):
+            raise InterpreterError(func.location, "incorrect number of arguments specified, "
+                                   f"provided {len(args)} inputs but function expected "
+                                   f"{len(expected)}")
+        for i, (want, value) in enumerate(zip(expected, args, strict=True)):
+            got = getattr(value, "type", None)
+            if isinstance(value, Token) and isinstance(want, TokenType):
+                continue
+            if not _matches(want, got):
+                raise InterpreterError(func.location, f"invalid input argument type at index "
+                                       f"{i}, input type was {got} but entry function "
+                                       f"expected {want}")
+        return self.call_function(Context(self), func, list(args))
+
+    def value_name(self, value) -> str:
+        """The name MLIR's printer gives ``value`` within its function (``%0``, ``%arg1``)."""
+        from shardy_ref.parser.names import NameState
+
+        op = value.defining_op or value.owner_op
+        while op is not None and op.name != "func.func":
+            op = op.parent_op
+        if op is None:
+            return "%<value>"
+        names = self._names.get(op)
+        if names is None:
+            names = self._names[op] = NameState(op)
+        return names.use(value)
+
+    def call(self, ctx: Context, name: str, args: list, location=None) -> list:
+        func = self.module.lookup(name)
+        if func is None or func.name != "func.func":
+            raise InterpreterError(location, f"no function named @{name}")
+        return self.call_function(ctx, func, args)
+
+    def call_function(self, ctx: Context, func, args: list) -> list:
+        region = func.regions[0] if func.regions else None
+        name = func.attributes["sym_name"].value
+        if region is None or not region.blocks:
+            raise InterpreterError(func.location, f"function @{name} has no body to run")
+        block = region.blocks[0]
+        if len(block.args) != len(args):
+            raise InterpreterError(func.location, f"@{name} takes {len(block.args)} arguments, "
+                                   f"got {len(args)}")
+        # A call runs in a fresh scope: its body cannot see the caller's values.
+        inner = ctx.replace(env={}, lifting=False, index=None)
+        return self._run_block(inner, block, args)
+
+    def run_region(self, ctx: Context, region, args: list) -> list:
+        """Run a single-block region of the current function with block arguments ``args``;
+        returns the terminator's operand values."""
+        if len(region.blocks) != 1:
+            raise InterpreterError(None, f"a region with {len(region.blocks)} blocks cannot "
+                                   "be interpreted (StableHLO regions have one block)")
+        block = region.blocks[0]
+        if len(block.args) != len(args):
+            raise InterpreterError(None, f"region takes {len(block.args)} arguments, got "
+                                   f"{len(args)}")
+        return self._run_block(ctx, block, args)
+
+    # -- the loop --------------------------------------------------------------------------
+    def _plan(self, block) -> list:
+        plan = self._plans.get(block)
+        if plan is None:
+            plan = []
+            for op in block:
+                if op.name in TERMINATORS:
+                    plan.append((op, None, op.operands, 0))
+                    break
+                fn = self.kernels.get(op.name, _unsupported)
+                plan.append((op, fn, op.operands, _static_bytes(op)))
+            self._plans[block] = plan
+        return plan
+
+    def _run_block(self, ctx: Context, block, args: list) -> list:
+        env = ctx.env
+        lift = ctx.lifting
+        for arg, value in zip(block.args, args, strict=True):
+            env[arg] = value
+        for op, fn, operands, nbytes in self._plan(block):
+            args = [env[v] for v in operands]
+            if lift:
+                args = [ctx.lift(a) for a in args]
+            if fn is None:
+                return args
+            if nbytes and ctx.batch_shape:
+                self._check_memory(op, nbytes * int(np.prod(ctx.batch_shape)))
+            try:
+                out = fn(ctx, op, *args)
+            except InterpreterError as e:
+                if not e.location.is_known:
+                    e.location = op.location
+                raise
+            except MemoryError as e:
+                raise InterpreterError(op.location, f"out of memory running '{op.name}'") from e
+            except Exception as e:
+                raise InterpreterError(op.location, f"internal error running '{op.name}': "
+                                       f"{type(e).__name__}: {e}") from e
+            _bind(ctx, op, out, env)
+        raise InterpreterError(block.parent_op.location if block.parent_op else None,
+                               "block has no terminator")
+
+    def _check_memory(self, op, nbytes: int) -> None:
+        if nbytes > self.memory_budget:
+            raise InterpreterError(op.location, f"'{op.name}' would need {_gib(nbytes)} for its "
+                                   f"results, over the memory budget of "
+                                   f"{_gib(self.memory_budget)}")
+
+    def write(self, text: str) -> None:
+        with self.lock:
+            self.stdout.write(text)
+            self.stdout.flush()
+
+
+def _matches(want, got) -> bool:
+    """A run-time type fits a declared one (dynamic dimensions match any size)."""
+    if not isinstance(want, RankedTensorType) or not isinstance(got, RankedTensorType):
+        return want == got
+    return want.element_type == got.element_type and len(want.shape) == len(got.shape) and \
+        all(w is None or w == g for w, g in zip(want.shape, got.shape, strict=True))
+
+
+def _gib(n: int) -> str:
+    return f"{n / (1 << 30):.2f} GiB"
+
+
+def _static_bytes(op) -> int:
+    total = 0
+    for t in op.result_types:
+        if isinstance(t, RankedTensorType) and t.has_static_shape:
+            from shardy_ref.execute.dtypes import storage_dtype
+            try:
+                total += t.num_elements * storage_dtype(t.element_type).itemsize
+            except KeyError:
+                pass
+    return total
+
+
+def _unsupported(ctx, op, *args):
+    raise InterpreterError(op.location, f"Unsupported op: '{op.name}' has no interpreter kernel")
+
+
+def _bind(ctx: Context, op, out, env: dict) -> None:
+    results = op.results
+    if not results:
+        return
+    if len(results) == 1 and not isinstance(out, (list, tuple)):
+        out = (out,)
+    if out is None or len(out) != len(results):
+        raise InterpreterError(op.location, f"internal error: the kernel of '{op.name}' gave "
+                               f"{0 if out is None else len(out)} results for {len(results)}")
+    for result, value in zip(results, out, strict=True):
+        _check_value(ctx, op, result.type, value)
+        env[result] = value
+
+
+def _check_value(ctx: Context, op, type_, value) -> None:
+    """Catch kernel bugs where they happen: a value must have its result's type."""
+    if isinstance(value, Tensor):
+        want = value.type
+        ok = isinstance(type_, RankedTensorType) and len(want.shape) == len(type_.shape) and all(
+            d is None or d == w for d, w in zip(type_.shape, want.shape, strict=True))
+        lead = ctx.batch_shape[:value.batch] if value.batch else ()
+        if ok and value.data.shape == lead + want.shape and value.batch <= ctx.nb:
+            from shardy_ref.execute.dtypes import storage_dtype
+            ok = value.data.dtype == storage_dtype(want.element_type)
+        if not ok:
+            raise InterpreterError(op.location, f"internal error: the kernel of '{op.name}' "
+                                   f"gave {value.data.dtype}{list(value.data.shape)} "
+                                   f"(batch {value.batch}) for {type_}")
+    elif not isinstance(value, (Token, TupleValue)):
+        raise InterpreterError(op.location, f"internal error: the kernel of '{op.name}' gave "
+                               f"a {type(value).__name__}")

@@ -1,0 +1,225 @@
+"""StableHLO's collectives and process ids (StableHLO spec: ``all_gather``, ``all_reduce``,
+``reduce_scatter``, ``all_to_all``, ``collective_permute``, ``collective_broadcast``,
+``collective_reduce``, ``replica_id``, ``partition_id``).
+
+Each collective gathers its operands per process group into an array ``[G, S, *shape]``
+(groups x members, :func:`~shardy_ref.execute.spmd.gather_groups`), computes every member's
+result with array operations, and scatters them back per process. Vectorized, that is a
+fancy index over the process dimension; in the per-process fallback, a rendezvous. Reductions
+fold members in increasing process id, as the reference interpreter does.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from shardy_ref.execute import spmd
+from shardy_ref.execute.errors import InterpreterError
+from shardy_ref.execute.regions import apply_region, binary_ufunc
+from shardy_ref.execute.registry import kernel
+from shardy_ref.execute.values import Tensor
+
+
+@kernel("stablehlo.replica_id")
+def replica_id(ctx, op):
+    return _process_coordinate(ctx, op, lambda pid: pid // ctx.grid.num_partitions)
+
+
+@kernel("stablehlo.partition_id")
+def partition_id(ctx, op):
+    return _process_coordinate(ctx, op, lambda pid: pid % ctx.grid.num_partitions)
+
+
+def _process_coordinate(ctx, op, of) -> Tensor:
+    t = op.results[0].type
+    ids = ctx.process_ids()
+    if isinstance(ids, int):
+        return Tensor(t, np.array(of(ids), dtype=np.uint32), 0)
+    data = of(ids).astype(np.uint32)
+    if ctx.nb > 1:  # inside an elementwise region: the process is the first batch dimension
+        data = np.broadcast_to(data.reshape((-1,) + (1,) * (ctx.nb - 1)), ctx.batch_shape)
+    return Tensor(t, data, ctx.nb)
+
+
+def _fold(ctx, region, members: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """Reduce ``members`` ``[G, S, *shape]`` over S with ``region``, in the order ``order``
+    (``[G, S]`` member indices) -> ``[G, *shape]``."""
+    g = np.arange(members.shape[0])
+    acc = members[g, order[:, 0]]
+    ufunc = binary_ufunc(region)
+    for s in range(1, members.shape[1]):
+        nxt = members[g, order[:, s]]
+        if ufunc is not None:
+            acc = ufunc(acc, nxt)
+        else:
+            acc = apply_region(ctx, region, [acc, nxt], acc.shape)[0]
+    return acc
+
+
+def _reduce_groups(ctx, op, operands):
+    groups = spmd.reduction_groups(ctx, op)
+    stacked, idx = spmd.gather_groups(ctx, op, groups, list(operands), spmd.channel_id(op))
+    order = spmd.process_index_order(idx)
+    reduced = [_fold(ctx, op.regions[0], s, order) for s in stacked]
+    return reduced, idx
+
+
+@kernel("stablehlo.all_reduce")
+def all_reduce(ctx, op, *operands):
+    reduced, idx = _reduce_groups(ctx, op, operands)
+    outs = []
+    for i, r in enumerate(reduced):
+        per_member = np.broadcast_to(r[:, None], (r.shape[0], idx.shape[1], *r.shape[1:]))
+        outs.append(spmd.scatter_groups(ctx, idx, per_member, op.results[i].type))
+    return outs
+
+
+@kernel("stablehlo.reduce_scatter")
+def reduce_scatter(ctx, op, operand):
+    (reduced,), idx = _reduce_groups(ctx, op, [operand])
+    dim = op.attributes["scatter_dimension"].value
+    size = idx.shape[1]
+    if reduced.shape[1 + dim] % size:
+        raise InterpreterError(None, f"reduce_scatter: dimension {dim} of size "
+                               f"{reduced.shape[1 + dim]} does not split into {size} parts")
+    parts = np.stack(np.split(reduced, size, axis=1 + dim), axis=1)  # [G, S, *part]
+    return spmd.scatter_groups(ctx, idx, parts, op.results[0].type)
+
+
+@kernel("stablehlo.all_gather")
+def all_gather(ctx, op, *operands):
+    groups = spmd.reduction_groups(ctx, op)
+    stacked, idx = spmd.gather_groups(ctx, op, groups, list(operands), spmd.channel_id(op))
+    dim = op.attributes["all_gather_dim"].value
+    outs = []
+    for i, s in enumerate(stacked):
+        g, size = s.shape[:2]
+        joined = np.concatenate([s[:, m] for m in range(size)], axis=1 + dim)  # [G, *out]
+        per_member = np.broadcast_to(joined[:, None], (g, size, *joined.shape[1:]))
+        outs.append(spmd.scatter_groups(ctx, idx, per_member, op.results[i].type))
+    return outs
+
+
+@kernel("stablehlo.all_to_all")
+def all_to_all(ctx, op, *operands):
+    groups = spmd.exchange_groups(ctx, op)
+    stacked, idx = spmd.gather_groups(ctx, op, groups, list(operands), spmd.channel_id(op))
+    split = op.attributes["split_dimension"].value
+    concat = op.attributes["concat_dimension"].value
+    count = op.attributes["split_count"].value
+    outs = []
+    for i, s in enumerate(stacked):
+        size = s.shape[1]
+        if count != size or s.shape[2 + split] % count:
+            raise InterpreterError(None, f"all_to_all: split_count {count} does not match "
+                                   f"groups of {size} or dimension {split}")
+        # parts[g, sender, receiver] = split part `receiver` of the sender's operand
+        parts = np.stack(np.split(s, count, axis=2 + split), axis=2)
+        received = [np.concatenate([parts[:, sender, r] for sender in range(size)],
+                                   axis=1 + concat) for r in range(size)]
+        outs.append(spmd.scatter_groups(ctx, idx, np.stack(received, axis=1),
+                                        op.results[i].type))
+    return outs
+
+
+@kernel("stablehlo.collective_broadcast")
+def collective_broadcast(ctx, op, *operands):
+    groups = spmd.exchange_groups(ctx, op)
+    dynamic_root = "has_dynamic_root" in op.attributes and \
+        bool(getattr(op.attributes["has_dynamic_root"], "value", True))
+    data = list(operands[:-1] if dynamic_root else operands)
+    covered = {p for g in groups for p in g}
+    if ctx.process is not None and ctx.process not in covered:
+        return [_zeros(ctx, v) for v in data]
+    if ctx.process is None and ctx.nb and len(covered) < ctx.grid.num_processes:
+        groups = groups + [[p] for p in range(ctx.grid.num_processes) if p not in covered]
+    stacked, idx = spmd.gather_groups(ctx, op, groups, data, spmd.channel_id(op))
+    in_group = np.isin(idx, sorted(covered))
+    outs = []
+    for i, s in enumerate(stacked):
+        root = _roots(ctx, op, operands[-1], i, idx) if dynamic_root \
+            else np.zeros(idx.shape[0], dtype=np.int64)
+        value = s[np.arange(s.shape[0]), root]
+        per_member = np.broadcast_to(value[:, None], s.shape).copy()
+        per_member[~in_group] = 0
+        outs.append(spmd.scatter_groups(ctx, idx, per_member, op.results[i].type))
+    return outs
+
+
+def _roots(ctx, op, roots: Tensor, index: int, idx: np.ndarray) -> np.ndarray:
+    """Per group, the member index of the root of data operand ``index`` (the first
+    member's value of the roots operand)."""
+    values = roots.data[..., index] if not roots.batch else roots.data[:, index]
+    per_process = np.broadcast_to(values, (ctx.grid.num_processes,)) if ctx.nb else \
+        np.full(ctx.grid.num_processes, int(values))
+    root = per_process[idx[:, 0]].astype(np.int64)
+    if ((root < 0) | (root >= idx.shape[1])).any():
+        raise InterpreterError(None, f"'{op.name}' dynamic root index out of bounds")
+    return root
+
+
+def _zeros(ctx, value: Tensor) -> Tensor:
+    return Tensor(value.type, np.zeros(value.type.shape, dtype=value.data.dtype), 0)
+
+
+@kernel("stablehlo.collective_permute")
+def collective_permute(ctx, op, operand):
+    pairs = spmd.exchange_groups(ctx, op, "source_target_pairs")
+    spmd.check_groups(ctx, op, pairs)
+    t = op.results[0].type
+    if ctx.process is not None:
+        return _permute_one(ctx, op, operand, pairs)
+    if ctx.nb == 0:  # one process alone: only a self-loop delivers anything
+        if any(src == dst == 0 for src, dst in pairs):
+            return operand
+        return _zeros(ctx, operand)
+    data = ctx.broadcast(operand).data
+    out = np.zeros_like(data)
+    if pairs:
+        src = np.array([p[0] for p in pairs])
+        dst = np.array([p[1] for p in pairs])
+        out[dst] = data[src]
+    return Tensor(t, out, 1)
+
+
+def _permute_one(ctx, op, operand: Tensor, pairs: list) -> Tensor:
+    result = None
+    channel = spmd.channel_id(op)
+    me = ctx.process
+    for src, dst in pairs:
+        if me not in (src, dst):
+            continue
+        if src == dst:
+            result = operand
+            continue
+        met = ctx.rendezvous.exchange(me, (src, dst), channel, [operand.data])
+        if dst == me:
+            result = Tensor(operand.type, met[src][0], 0)
+    return result if result is not None else _zeros(ctx, operand)
+
+
+@kernel("stablehlo.collective_reduce")
+def collective_reduce(ctx, op, *operands):
+    """Like all_reduce, but only each group's root (its first member, or the dynamic root)
+    gets the result; everyone else, and processes in no group, get zeros."""
+    dynamic_root = "has_dynamic_root" in op.attributes and \
+        bool(getattr(op.attributes["has_dynamic_root"], "value", True))
+    data = list(operands[:-1] if dynamic_root else operands)
+    groups = spmd.reduction_groups(ctx, op)
+    covered = {p for g in groups for p in g}
+    if ctx.process is not None and ctx.process not in covered:
+        return [_zeros(ctx, v) for v in data]
+    if ctx.process is None and ctx.nb and len(covered) < ctx.grid.num_processes:
+        groups = groups + [[p] for p in range(ctx.grid.num_processes) if p not in covered]
+    stacked, idx = spmd.gather_groups(ctx, op, groups, data, spmd.channel_id(op))
+    order = spmd.process_index_order(idx)
+    in_group = np.isin(idx, sorted(covered))
+    outs = []
+    for i, s in enumerate(stacked):
+        reduced = _fold(ctx, op.regions[0], s, order)
+        root = _roots(ctx, op, operands[-1], i, idx) if dynamic_root \
+            else np.zeros(idx.shape[0], dtype=np.int64)
+        per_member = np.zeros_like(s)
+        per_member[np.arange(s.shape[0]), root] = reduced
+        per_member[~in_group] = 0
+        outs.append(spmd.scatter_groups(ctx, idx, per_member, op.results[i].type))
+    return outs

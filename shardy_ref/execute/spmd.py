@@ -1,0 +1,296 @@
+"""``interpreter.run_parallel``: a ``num_replicas x num_partitions`` grid of processes, and
+how their collectives find each other (StableHLO spec, "Execution", "Process groups";
+``stablehlo/reference/ProcessGrid.cpp``).
+
+When every process runs the same function (the SPMD case) the grid runs **once**, over
+values whose batch dimension is the process id: ``partition_id`` is an ``arange``, a
+collective is an indexing, reshape or sum over that dimension. When the programs differ,
+each process runs in its own thread on unbatched values and its collectives meet at a
+:class:`Rendezvous` (as the reference interpreter does). Both give identical results.
+"""
+from __future__ import annotations
+
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from shardy_ref.execute.context import Context, ProcessGrid
+from shardy_ref.execute.errors import InterpreterError
+from shardy_ref.execute.values import Tensor, Token, TupleValue
+
+RENDEZVOUS_TIMEOUT = 30.0  # seconds a process waits for its peers before giving up
+
+
+# -- process groups -------------------------------------------------------------------------
+def replica_groups(op, name: str = "replica_groups") -> list[list[int]]:
+    """The groups of a ``replica_groups``/``source_target_pairs`` attribute, ``-1`` padding
+    dropped (the reference's ``getReplicaGroups``)."""
+    attr = op.attributes.get(name)
+    if attr is None:
+        return []
+    if not hasattr(attr, "flat_values"):
+        raise InterpreterError(None, f"'{op.name}': {name} = {attr} is not supported by the "
+                               "interpreter (only dense replica groups)")
+    shape = attr.type.shape
+    values = [int(v) for v in attr.flat_values()]
+    width = shape[1] if len(shape) == 2 else 0
+    rows = [values[i * width:(i + 1) * width] for i in range(shape[0] if shape else 0)]
+    return [[v for v in row if v != -1] for row in rows]
+
+
+def channel_id(op) -> int:
+    handle = op.attributes.get("channel_handle")
+    return int(handle.handle) if handle is not None else 0
+
+
+def use_global_device_ids(op) -> bool:
+    attr = op.attributes.get("use_global_device_ids")
+    return attr is not None and bool(getattr(attr, "value", True))
+
+
+def cross_replica(grid: ProcessGrid, groups) -> list[list[int]]:
+    p = grid.num_partitions
+    return [[r * p + part for r in group] for group in groups for part in range(p)]
+
+
+def cross_partition(grid: ProcessGrid, groups) -> list[list[int]]:
+    p = grid.num_partitions
+    return [[r * p + part for part in group] for group in groups
+            for r in range(grid.num_replicas)]
+
+
+def cross_replica_and_partition(grid: ProcessGrid, groups) -> list[list[int]]:
+    p = grid.num_partitions
+    return [[r * p + part for part in range(p) for r in group] for group in groups]
+
+
+def flattened_ids(grid: ProcessGrid, groups) -> list[list[int]]:
+    return [list(group) for group in groups]
+
+
+def reduction_groups(ctx, op) -> list[list[int]]:
+    """Groups of ``all_gather``/``all_reduce``/``reduce_scatter``/``collective_reduce``."""
+    groups = replica_groups(op)
+    cid, use_global = channel_id(op), use_global_device_ids(op)
+    if use_global:
+        return flattened_ids(ctx.grid, groups)
+    return (cross_replica_and_partition if cid > 0 else cross_replica)(ctx.grid, groups)
+
+
+def exchange_groups(ctx, op, name: str = "replica_groups") -> list[list[int]]:
+    """Groups of ``all_to_all``/``collective_broadcast``/``collective_permute``."""
+    groups = replica_groups(op, name)
+    return (cross_partition if channel_id(op) > 0 else cross_replica)(ctx.grid, groups)
+
+
+def check_groups(ctx, op, groups: list[list[int]]) -> None:
+    n = ctx.grid.num_processes
+    for group in groups:
+        for pid in group:
+            if not 0 <= pid < n:
+                raise InterpreterError(None, f"'{op.name}' names process {pid}, but the "
+                                       f"process grid has {n} process(es)"
+                                       + ("" if n > 1 else
+                                          " (run it through interpreter.run_parallel)"))
+
+
+# -- the rendezvous of the per-process fallback ---------------------------------------------
+@dataclass
+class _Meeting:
+    values: dict = field(default_factory=dict)
+    readers: int = 0
+
+
+class Rendezvous:
+    """Where the threads of a process grid exchange collective operands: a process offers
+    its value under (group, channel, how often it met there before) and waits for the
+    rest of its group (``ProcessGrid::rendezvous``)."""
+
+    def __init__(self, timeout: float = RENDEZVOUS_TIMEOUT):
+        self.cond = threading.Condition()
+        self.meetings: dict = {}
+        self.counts: dict = {}
+        self.failed: str | None = None
+        self.timeout = timeout
+        self.channels: dict = {}  # send/recv: channel id -> deque of values
+
+    def fail(self, why: str) -> None:
+        with self.cond:
+            self.failed = why
+            self.cond.notify_all()
+
+    def exchange(self, pid: int, group: tuple, channel: int, value) -> dict:
+        with self.cond:
+            seen = self.counts.get((pid, group, channel), 0)
+            self.counts[(pid, group, channel)] = seen + 1
+            key = (group, channel, seen)
+            meeting = self.meetings.setdefault(key, _Meeting())
+            meeting.values[pid] = value
+            self.cond.notify_all()
+            if not self.cond.wait_for(lambda: self.failed or len(meeting.values) == len(group),
+                                      self.timeout):
+                raise InterpreterError(None, f"rendezvous timed out: process {pid} waited for "
+                                       f"processes {sorted(set(group) - set(meeting.values))}")
+            if self.failed:
+                raise InterpreterError(None, f"process {pid} stopped: {self.failed}")
+            meeting.readers += 1
+            if meeting.readers == len(group):
+                del self.meetings[key]
+            return dict(meeting.values)
+
+    def send(self, channel: int, values) -> None:
+        with self.cond:
+            self.channels.setdefault(channel, deque()).append(values)
+            self.cond.notify_all()
+
+    def recv(self, channel: int, pid: int):
+        with self.cond:
+            queue = self.channels.setdefault(channel, deque())
+            if not self.cond.wait_for(lambda: self.failed or queue, self.timeout):
+                raise InterpreterError(None, f"recv timed out: process {pid}, channel {channel}")
+            if self.failed:
+                raise InterpreterError(None, f"process {pid} stopped: {self.failed}")
+            return queue.popleft()
+
+
+# -- collectives over groups ----------------------------------------------------------------
+def gather_groups(ctx, op, groups: list[list[int]], values: list[Tensor], channel: int):
+    """The operands of every group's members: for each value an array ``[G, S, *shape]``
+    (groups x members), and the groups (as an array ``[G, S]``) they belong to. In the
+    per-process fallback only this process's own group is met (G = 1)."""
+    check_groups(ctx, op, groups)
+    if ctx.process is not None:
+        mine = [g for g in groups if ctx.process in g]
+        if not mine:
+            raise InterpreterError(None, f"'{op.name}': no process group contains process "
+                                   f"{ctx.process}")
+        group = tuple(mine[0])
+        met = ctx.rendezvous.exchange(ctx.process, group, channel,
+                                      [v.data for v in values])
+        stacked = [np.stack([met[pid][i] for pid in group])[None] for i in range(len(values))]
+        return stacked, np.array([group])
+    sizes = {len(g) for g in groups}
+    if len(sizes) != 1:
+        raise InterpreterError(None, f"'{op.name}': process groups of different sizes "
+                               f"{sorted(sizes)} are not supported")
+    idx = np.array(groups, dtype=np.int64)
+    covered = np.zeros(ctx.grid.num_processes, dtype=bool)
+    covered[idx.ravel()] = True
+    if not covered.all():
+        raise InterpreterError(None, f"Failed to find process group with process_id: "
+                               f"{int(np.argmin(covered))} in '{op.name}'")
+    stacked = []
+    for v in values:
+        if ctx.nb == 0:  # a single process outside run_parallel
+            stacked.append(v.data[None, None] if idx.size == 1 else
+                           np.broadcast_to(v.data, idx.shape + v.data.shape))
+        else:
+            stacked.append(ctx.broadcast(v).data[idx] if v.batch else
+                           np.broadcast_to(v.data, idx.shape + v.data.shape))
+    return stacked, idx
+
+
+def scatter_groups(ctx, groups: np.ndarray, per_member: np.ndarray, type_) -> Tensor:
+    """Per-member results ``[G, S, *shape]`` back to this context's layout: a varying tensor
+    over all processes, or this process's own entry."""
+    if ctx.process is not None:
+        member = list(groups[0]).index(ctx.process)
+        return Tensor(type_, np.ascontiguousarray(per_member[0, member]), 0)
+    if ctx.nb == 0:
+        return Tensor(type_, np.ascontiguousarray(per_member[0, 0]), 0)
+    out = np.empty((ctx.grid.num_processes, *per_member.shape[2:]), dtype=per_member.dtype)
+    out[groups.reshape(-1)] = per_member.reshape((-1, *per_member.shape[2:]))
+    return Tensor(type_, out, 1)
+
+
+def process_index_order(groups: np.ndarray) -> np.ndarray:
+    """For each group, its members in increasing process id (the order the reference's
+    ``getSortedTensors`` reduces in)."""
+    return np.argsort(groups, axis=1, kind="stable")
+
+
+# -- run_parallel ---------------------------------------------------------------------------
+def run_parallel(ctx: Context, op, inputs: list) -> list:
+    programs = [[sym.root for sym in row.value] for row in op.attributes["programs"].value]
+    if not programs or not programs[0] or any(len(r) != len(programs[0]) for r in programs):
+        raise InterpreterError(None, "programs must be a non-empty rectangular grid")
+    grid = ProcessGrid(len(programs), len(programs[0]))
+    names = [name for row in programs for name in row]
+    funcs = [ctx.interp.module.lookup(n) for n in names]
+    for name, f in zip(names, funcs, strict=True):
+        if f is None or f.name != "func.func":
+            raise InterpreterError(None, f"run_parallel: no function named @{name}")
+    arity = [len(f.regions[0].blocks[0].args) if f.regions and f.regions[0].blocks else 0
+             for f in funcs]
+    if sum(arity) != len(inputs):
+        raise InterpreterError(None, f"run_parallel: the programs take {sum(arity)} inputs, "
+                               f"got {len(inputs)}")
+    if any(v.varying for v in inputs):
+        raise InterpreterError(None, "run_parallel cannot be nested in a parallel run")
+    args, at = [], 0
+    for n in arity:
+        args.append(inputs[at:at + n])
+        at += n
+    infeed = [s.root for s in op.attributes["infeed"].value] \
+        if "infeed" in op.attributes else []
+    same = len(set(names)) == 1
+    if same and ctx.interp.vectorize and not infeed:
+        results = _run_vectorized(ctx, grid, funcs[0], args)
+    else:
+        results = _run_threads(ctx, grid, funcs, args, infeed)
+    return [v for per_process in results for v in per_process]
+
+
+def _run_vectorized(ctx: Context, grid: ProcessGrid, func, args: list) -> list:
+    n = grid.num_processes
+    batched = []
+    for position in range(len(args[0])):
+        values = [a[position] for a in args]
+        batched.append(_stack(values, n))
+    inner = Context(ctx.interp, (n,), grid=grid)
+    outs = ctx.interp.call_function(inner, func, batched)
+    return [[v.at((i,)) for v in outs] for i in range(n)]
+
+
+def _stack(values: list, n: int):
+    first = values[0]
+    if all(v is first for v in values) or isinstance(first, Token):
+        return first  # the same value for every process stays uniform
+    if isinstance(first, TupleValue):
+        return TupleValue(tuple(_stack([v.elements[i] for v in values], n)
+                                for i in range(len(first.elements))))
+    return Tensor(first.type, np.stack([v.data for v in values]), 1)
+
+
+def _run_threads(ctx: Context, grid: ProcessGrid, funcs: list, args: list,
+                 infeed: list) -> list:
+    rendezvous = Rendezvous()
+    rendezvous.infeed = deque(infeed)
+    n = grid.num_processes
+    results: list = [None] * n
+    errors: list = [None] * n
+
+    def run(pid: int) -> None:
+        inner = Context(ctx.interp, (), grid=grid, process=pid, rendezvous=rendezvous)
+        try:
+            results[pid] = ctx.interp.call_function(inner, funcs[pid], args[pid])
+        except Exception as e:  # reported below, in process order
+            errors[pid] = e
+            rendezvous.fail(f"process {pid} failed")
+
+    threads = [threading.Thread(target=run, args=(pid,), daemon=True) for pid in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    first = next((e for e in errors if e is not None and not _is_secondary(e)), None) \
+        or next((e for e in errors if e is not None), None)
+    if first is not None:
+        raise first
+    return results
+
+
+def _is_secondary(error: Exception) -> bool:
+    return isinstance(error, InterpreterError) and "stopped: process" in error.message
