@@ -10,21 +10,65 @@ reduce a whole axis in one call.
 """
 from __future__ import annotations
 
+import weakref
+from collections import ChainMap
+
 import numpy as np
 
 from shardy_ref.execute.dtypes import storage_dtype
+from shardy_ref.execute.errors import InterpreterError
 from shardy_ref.execute.values import Tensor
+
+
+def free_values(region) -> tuple:
+    """The values ``region`` reads that are defined outside it (cached per region)."""
+    free = _FREE.get(region)
+    if free is None:
+        defined = {a for b in region.blocks for a in b.args}
+        ops = list(region.walk())
+        for o in ops:
+            defined.update(o.results)
+            defined.update(a for r in o.regions for b in r.blocks for a in b.args)
+        free = _FREE[region] = tuple(dict.fromkeys(
+            v for o in ops for v in o.operands if v not in defined))
+    return free
+
+
+_FREE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _captured(ctx, value, batch_shape: tuple[int, ...]):
+    """An outer value as a region running over ``batch_shape`` sees it: one process's
+    entry when ``ctx`` runs a single batch element, a prefix-broadcast when the new batch
+    starts with ``ctx``'s; a uniform value as it is."""
+    if not isinstance(value, Tensor) or not value.batch:
+        return value
+    if ctx.index is not None and ctx.nb == 0:
+        return value.at(ctx.index[:value.batch])
+    outer = ctx.batch_shape[:value.batch]
+    if batch_shape[:len(outer)] != outer:
+        raise InterpreterError(None, "a region applied elementwise reads a value that varies "
+                               "over processes, in a layout that does not keep the processes "
+                               "in front")
+    inner = value.data.shape[value.batch:]
+    data = value.data.reshape(outer + (1,) * (len(batch_shape) - len(outer)) + inner)
+    return Tensor(value.type, np.broadcast_to(data, batch_shape + inner), len(batch_shape))
 
 
 def apply_region(ctx, region, arrays: list[np.ndarray], batch_shape: tuple[int, ...] | None = None
                  ) -> list[np.ndarray]:
     """Apply a region elementwise: ``arrays[i]`` (of shape ``batch_shape``, or broadcastable
-    to it) feeds block argument ``i``; returns one array of ``batch_shape`` per result."""
+    to it) feeds block argument ``i``; returns one array of ``batch_shape`` per result.
+    Values the region reads from outside are seen per element of the new batch
+    (:func:`_captured`); the region's own values go to a scope of their own."""
     block = region.blocks[0]
     if batch_shape is None:
         batch_shape = np.broadcast_shapes(*(a.shape for a in arrays))
     batch_shape = tuple(batch_shape)
-    inner = ctx.replace(batch_shape=batch_shape, active=None, lifting=True, index=None)
+    scope = {v: _captured(ctx, ctx.env[v], batch_shape) for v in free_values(region)
+             if v in ctx.env}
+    inner = ctx.replace(batch_shape=batch_shape, active=None, lifting=False, index=None,
+                        env=ChainMap(scope, ctx.env))
     args = []
     for arg, data in zip(block.args, arrays, strict=True):
         t = arg.type
@@ -35,6 +79,27 @@ def apply_region(ctx, region, arrays: list[np.ndarray], batch_shape: tuple[int, 
     outs = inner.run_region(region, args)
     return [np.broadcast_to(o.data, batch_shape + tuple(o.shape)) if o.batch != len(batch_shape)
             else o.data for o in outs]
+
+
+def binary_op(region):
+    """A function ``(a, b) -> array`` computing a recognised body (:func:`binary_ufunc`)
+    with the body's exact semantics, or None: NumPy's float maximum/minimum return either
+    argument on a tie of -0 and +0, the reference (``llvm::maximum``) +0 for maximum and -0
+    for minimum."""
+    ufunc = binary_ufunc(region)
+    if ufunc is None or ufunc not in (np.maximum, np.minimum):
+        return ufunc
+    negative = ufunc is np.minimum
+
+    def exact(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        out = ufunc(a, b)
+        if out.dtype.kind in "fc":
+            both = (a == 0) & (b == 0)
+            if both.any():
+                zero = -((-a) + (-b)) if negative else a + b  # IEEE: -0 + +0 == +0
+                out = np.where(both, zero, out)
+        return out
+    return exact
 
 
 # body op -> the NumPy ufunc that computes it on arrays of the element type

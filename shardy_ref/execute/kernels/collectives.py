@@ -14,7 +14,7 @@ import numpy as np
 
 from shardy_ref.execute import spmd
 from shardy_ref.execute.errors import InterpreterError
-from shardy_ref.execute.regions import apply_region, binary_ufunc
+from shardy_ref.execute.regions import apply_region, binary_op
 from shardy_ref.execute.registry import kernel
 from shardy_ref.execute.values import Tensor
 
@@ -45,11 +45,11 @@ def _fold(ctx, region, members: np.ndarray, order: np.ndarray) -> np.ndarray:
     (``[G, S]`` member indices) -> ``[G, *shape]``."""
     g = np.arange(members.shape[0])
     acc = members[g, order[:, 0]]
-    ufunc = binary_ufunc(region)
+    combine = binary_op(region)
     for s in range(1, members.shape[1]):
         nxt = members[g, order[:, s]]
-        if ufunc is not None:
-            acc = ufunc(acc, nxt)
+        if combine is not None:
+            acc = combine(acc, nxt)
         else:
             acc = apply_region(ctx, region, [acc, nxt], acc.shape)[0]
     return acc

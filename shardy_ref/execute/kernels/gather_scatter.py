@@ -231,6 +231,8 @@ def scatter(ctx, op, *operands: Tensor) -> list[Tensor]:
     upd = [np.broadcast_to(u.data, full)[ok].astype(storage_dtype(t.element_type), copy=False)
            for u, t in zip(updates, arg_types[n:], strict=True)]
     ufunc = binary_ufunc(region) if n == 1 else None
+    if ufunc in (np.maximum, np.minimum) and outs[0].dtype.kind in "fc":
+        ufunc = None  # ties of -0 and +0: see regions.binary_op; the rounds get them right
     if ufunc is not None and outs[0].dtype == upd[0].dtype:
         ufunc.at(outs[0], flat, upd[0])
     elif len(flat):
