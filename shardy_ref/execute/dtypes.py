@@ -14,12 +14,19 @@ from functools import cache
 import numpy as np
 
 from shardy_ref.ir.dtypes import numpy_dtype
-from shardy_ref.ir.types import ComplexType, FloatType, IndexType, IntegerType, Type
+from shardy_ref.ir.types import ComplexType, FloatType, IndexType, IntegerType, OpaqueType, Type
 
 
 @cache
 def storage_dtype(element_type: Type) -> np.dtype:
-    """The NumPy dtype holding elements of ``element_type``."""
+    """The NumPy dtype holding elements of ``element_type`` (a quantized type's elements are
+    its storage integers)."""
+    if isinstance(element_type, OpaqueType) and element_type.dialect == "quant":
+        from shardy_ref.execute.quant_types import quant_type
+        try:
+            return storage_dtype(quant_type(element_type).storage_type)
+        except ValueError as e:
+            raise KeyError(f"no NumPy dtype for element type {element_type}: {e}") from e
     if isinstance(element_type, IndexType):
         return np.dtype(np.int64)
     if isinstance(element_type, IntegerType) and element_type.width == 1:

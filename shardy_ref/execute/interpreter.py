@@ -17,6 +17,7 @@ import numpy as np
 
 from shardy_ref.execute.context import Context
 from shardy_ref.execute.errors import InterpreterError
+from shardy_ref.execute.kernels.quant import route as route_quantized
 from shardy_ref.execute.registry import load_kernels
 from shardy_ref.execute.values import Tensor, Token, TupleValue
 from shardy_ref.ir.module import Module
@@ -148,7 +149,7 @@ class Interpreter:
                 if op.name in TERMINATORS:
                     plan.append((op, None, op.operands, 0))
                     break
-                fn = self.kernels.get(op.name, _unsupported)
+                fn = route_quantized(op, self.kernels.get(op.name, _unsupported))
                 plan.append((op, fn, op.operands, _static_bytes(op)))
             self._plans[block] = plan
         return plan

@@ -95,8 +95,8 @@ def from_dense(attr) -> Tensor:
     t = attr.type
     et = t.element_type
     dtype = storage_dtype(et)
-    if attr.is_splat:
-        data = np.full(t.shape, _scalar_array(attr.values[:1], et, dtype)[0], dtype=dtype)
+    if attr.is_splat:  # one element, broadcast (read-only, stride 0: as cheap as a scalar)
+        data = np.broadcast_to(_scalar_array(attr.values[:1], et, dtype).reshape(()), t.shape)
     else:
         data = _scalar_array(attr.values, et, dtype).reshape(t.shape)
     return Tensor(t, data, 0)
