@@ -86,8 +86,8 @@ def wrap(data: np.ndarray, element_type: Type) -> np.ndarray:
     dtype = storage_dtype(element_type)
     width = bit_width(element_type)
     data = np.asarray(data)
-    if width >= 64 or data.dtype == dtype:
-        return data.astype(dtype, copy=False)
+    if width >= 64 or data.dtype == dtype or (width >= 8 and dtype.kind in "iu"):
+        return data.astype(dtype, copy=False)  # NumPy's integer casts wrap modulo 2^width
     bits = data.astype(np.uint64) & np.uint64((1 << width) - 1)
     if is_unsigned(element_type):
         return bits.astype(dtype)
