@@ -27,6 +27,8 @@ _PARTITION = "shardy_ref.partition."
 PASS_MODULES: dict[str, str] = {
     "symbol-dce": "shardy_ref.transforms.symbol_dce",
     "canonicalize": "shardy_ref.transforms.canonicalize",
+    "chlo-legalize-to-stablehlo": "shardy_ref.transforms.chlo_legalize",
+    "stablehlo-legalize-composite-to-call": "shardy_ref.transforms.composite_to_call",
     # import passes (spec 002, algorithms.md §5.2)
     "sdy-lift-inlined-meshes": _IMPORTS + "meshes",
     "sdy-inline-meshes": _IMPORTS + "meshes",

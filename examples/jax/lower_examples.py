@@ -116,6 +116,19 @@ def two_layer_residual(x, w1, w2):
     return constrain(h, "data", None)
 
 
+def square_erf(x, w):
+    """``jnp.square`` and ``erf`` lower to ``chlo.square`` and ``chlo.erf`` (no sharding
+    rule in Shardy: propagation goes around them)."""
+    h = jnp.square(x @ w)
+    return jax.scipy.special.erf(h - 1.0) * 2.0
+
+
+def top_k(x):
+    """``lax.top_k`` lowers to ``chlo.top_k``."""
+    values, indices = jax.lax.top_k(jnp.tanh(x), 4)
+    return values * 2.0, indices
+
+
 EXAMPLES = {
     "mlp": (mlp, [(arg(16, 32), spec("data", None)), (arg(32, 64), spec(None, "model")),
                   (arg(64, 32), spec("model", None))]),
@@ -141,6 +154,9 @@ EXAMPLES = {
                     (arg(3, 3, 4, 8), spec(None, None, None, "model"))]),
     "residual": (two_layer_residual, [(arg(16, 32), spec()), (arg(32, 64), spec(None, "model")),
                                       (arg(64, 32), spec("model", None))]),
+    "chlo_square_erf": (square_erf, [(arg(16, 32), spec("data", None)),
+                                     (arg(32, 64), spec(None, "model"))]),
+    "chlo_top_k": (top_k, [(arg(16, 32), spec("data", None))]),
 }
 
 
@@ -151,12 +167,12 @@ def lower(name: str) -> str:
     return jax.jit(fn, in_shardings=shardings).lower(*shapes).as_text()
 
 
-def main(out_dir: Path) -> None:
+def main(out_dir: Path, names: list[str]) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
-    for name in EXAMPLES:
+    for name in names or EXAMPLES:
         (out_dir / f"{name}.mlir").write_text(lower(name))
         print(f"wrote {out_dir / name}.mlir")
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).parent)
+    main(Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).parent, sys.argv[2:])

@@ -210,8 +210,8 @@ def _uint_for(name: str):
 
 def round_float(value: float, name: str) -> float:
     """``value`` (a double) converted to the format ``name``, as MLIR's parser does."""
-    if name == "f64" or math.isnan(value) or math.isinf(value):
-        return value
+    if name == "f64" or math.isnan(value) or math.isinf(value) or value == 0:
+        return value  # zeros keep their sign (a Fraction would drop it)
     if name == "f32":
         try:
             return struct.unpack("<f", struct.pack("<f", value))[0]

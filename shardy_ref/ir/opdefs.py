@@ -55,6 +55,7 @@ def _load_dialects() -> None:
         dialect_arith,
         dialect_builtin,
         dialect_check,
+        dialect_chlo,
         dialect_sdy,
         dialect_stablehlo,
     )

@@ -47,7 +47,8 @@ def terminal(name: str, alternatives: list[str], priority: int = 5) -> str:
 def grammar_text() -> str:
     from shardy_ref.parser import syntax
 
-    parts = [(HERE / f"{name}.lark").read_text() for name in ("core", "sdy", "stablehlo", "arith", "check")]
+    parts = [(HERE / f"{name}.lark").read_text()
+             for name in ("core", "sdy", "stablehlo", "arith", "check", "chlo")]
     text = "\n".join(parts)
     op_terminals = "\n".join(terminal(name, names) for name, names in syntax.OP_TERMINALS.items())
     # Any other stablehlo op name: cheaper to lex than an alternation of a hundred names;

@@ -37,7 +37,13 @@ def op_printer(*names: str):
 
 
 def _load_printers() -> None:
-    from shardy_ref.parser import print_builtin, print_sdy, print_stablehlo  # noqa: F401
+    from shardy_ref.parser import (  # noqa: F401
+        print_builtin,
+        print_check,
+        print_chlo,
+        print_sdy,
+        print_stablehlo,
+    )
 
 
 class Printer:

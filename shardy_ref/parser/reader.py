@@ -20,10 +20,11 @@ from shardy_ref.ir.operation import Operation
 def _builder():
     from shardy_ref.parser.builder import CoreBuilder
     from shardy_ref.parser.builder_check import CheckBuilder
+    from shardy_ref.parser.builder_chlo import ChloBuilder
     from shardy_ref.parser.builder_sdy import SdyBuilder
     from shardy_ref.parser.builder_stablehlo import StablehloBuilder
 
-    class IRBuilder(SdyBuilder, StablehloBuilder, CheckBuilder, CoreBuilder):
+    class IRBuilder(SdyBuilder, StablehloBuilder, CheckBuilder, ChloBuilder, CoreBuilder):
         """All dialects' callbacks in one transformer."""
 
     return IRBuilder()

@@ -7,6 +7,17 @@ registers a printer for the same names. Keeping the lists here keeps the two in 
 from __future__ import annotations
 
 
+def _chlo_terminals() -> dict[str, list[str]]:
+    from shardy_ref.ir.chlo_families import BINARY, BROADCAST_BINARY, UNARY
+    return {"CHLO_UNARY": list(UNARY), "CHLO_BINARY": list(BINARY),
+            "CHLO_BROADCAST": [*BROADCAST_BINARY, "chlo.broadcast_select"],
+            "CHLO_CONSTANT": ["chlo.constant"], "CHLO_TOP_K": ["chlo.top_k"],
+            "CHLO_SCAN": ["chlo.scan"]}
+
+
+CHLO_TERMINALS = _chlo_terminals()
+
+
 def _shlo(*names: str) -> list[str]:
     return [f"stablehlo.{n}" for n in names]
 
@@ -48,6 +59,7 @@ OP_TERMINALS: dict[str, list[str]] = {
     "CHECK_SERIALIZED": ["check.expect_serialized_eq"],
     "INTERP_PRINT": ["interpreter.print"],
     "INTERP_PROBE": ["interpreter.probe"],
+    **CHLO_TERMINALS,
 }
 
-CUSTOM_OP_RULES = ["_sdy_op", "_stablehlo_op", "_arith_op", "_check_op"]
+CUSTOM_OP_RULES = ["_sdy_op", "_stablehlo_op", "_arith_op", "_check_op", "_chlo_op"]

@@ -39,6 +39,7 @@ def value_shardings(text: str) -> list[str]:
 
 def test_examples_exist():
     assert len(EXAMPLES) >= 10
+    assert {"chlo_square_erf", "chlo_top_k"} <= {p.stem for p in EXAMPLES}  # CHLO ops
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)

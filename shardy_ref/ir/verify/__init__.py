@@ -213,7 +213,8 @@ def _verify_func_attrs(func: Operation, ctx: VerifyContext) -> None:
 
 
 # rule modules, imported when the verifier first runs
-_RULE_MODULES = ("core", "sharding", "collectives", "sdy_ops", "rules", "builtin_ops")
+_RULE_MODULES = ("core", "sharding", "collectives", "sdy_ops", "rules", "builtin_ops",
+                 "chlo_ops")
 
 
 def _load_rules() -> None:
