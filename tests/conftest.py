@@ -12,6 +12,8 @@ SHARED = Path(os.environ.get("SHARDY_REF_SHARED", ROOT.parent / "shared"))
 CORPUS = SHARED / "conformance" / "corpus"
 sys.path.insert(0, str(ROOT / "tools"))
 
+from tests import profiles  # noqa: E402,F401  (registers and loads the hypothesis profile)
+
 
 def pytest_collection_modifyitems(config, items):
     import corpus as corpus_tools

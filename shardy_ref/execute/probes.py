@@ -32,7 +32,7 @@ def write_probe(interp, probe_id: str, value: Tensor) -> None:
         interp.probe_count += 1
         path = os.path.join(directory, f"probe{interp.probe_count}.npy")
         data = value.data
-        np.save(path, np.ascontiguousarray(data).view(_file_dtype(data.dtype)))
+        np.save(path, np.array(data, order="C").view(_file_dtype(data.dtype)))
         mode = "a" if interp.probe_count > 1 else "w"
         with open(os.path.join(directory, INDEX), mode, encoding="utf-8") as f:
             f.write(f"{probe_id},{value.type},{path}\n")

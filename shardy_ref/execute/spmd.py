@@ -156,53 +156,68 @@ class Rendezvous:
 
 
 # -- collectives over groups ----------------------------------------------------------------
-def gather_groups(ctx, op, groups: list[list[int]], values: list[Tensor], channel: int):
-    """The operands of every group's members: for each value an array ``[G, S, *shape]``
-    (groups x members), and the groups (as an array ``[G, S]``) they belong to. In the
-    per-process fallback only this process's own group is met (G = 1)."""
+def group_classes(ctx, op, groups: list[list[int]], values: list[Tensor], channel: int
+                  ) -> list[tuple[list[np.ndarray], np.ndarray]]:
+    """The operands of every group's members, one entry per group size: for each value an
+    array ``[G, S, *shape]`` (groups x members), and the groups ``[G, S]`` of that size. In
+    the per-process fallback only this process's own group is met (G = 1)."""
     check_groups(ctx, op, groups)
     if ctx.process is not None:
         mine = [g for g in groups if ctx.process in g]
         if not mine:
-            raise InterpreterError(None, f"'{op.name}': no process group contains process "
-                                   f"{ctx.process}")
+            raise InterpreterError(None, f"Failed to find process group with process_id: "
+                                   f"{ctx.process} in '{op.name}'")
         group = tuple(mine[0])
         met = ctx.rendezvous.exchange(ctx.process, group, channel,
                                       [v.data for v in values])
         stacked = [np.stack([met[pid][i] for pid in group])[None] for i in range(len(values))]
-        return stacked, np.array([group])
-    sizes = {len(g) for g in groups}
-    if len(sizes) != 1:
-        raise InterpreterError(None, f"'{op.name}': process groups of different sizes "
-                               f"{sorted(sizes)} are not supported")
-    idx = np.array(groups, dtype=np.int64)
+        return [(stacked, np.array([group]))]
     covered = np.zeros(ctx.grid.num_processes, dtype=bool)
-    covered[idx.ravel()] = True
+    covered[[p for g in groups for p in g]] = True
     if not covered.all():
         raise InterpreterError(None, f"Failed to find process group with process_id: "
                                f"{int(np.argmin(covered))} in '{op.name}'")
-    stacked = []
-    for v in values:
-        if ctx.nb == 0:  # a single process outside run_parallel
-            stacked.append(v.data[None, None] if idx.size == 1 else
-                           np.broadcast_to(v.data, idx.shape + v.data.shape))
+    by_size: dict[int, list] = {}
+    for g in groups:
+        by_size.setdefault(len(g), []).append(g)
+    classes = []
+    for same_size in by_size.values():
+        idx = np.array(same_size, dtype=np.int64)
+        stacked = []
+        for v in values:
+            if ctx.nb == 0:  # a single process outside run_parallel
+                stacked.append(np.broadcast_to(v.data, idx.shape + v.data.shape))
+            else:
+                stacked.append(ctx.broadcast(v).data[idx] if v.batch else
+                               np.broadcast_to(v.data, idx.shape + v.data.shape))
+        classes.append((stacked, idx))
+    return classes
+
+
+class GroupResults:
+    """Per-member results ``[G, S, *shape]`` of each group class, assembled back into this
+    context's layout: a varying tensor over all processes, or this process's own entry."""
+
+    def __init__(self, ctx, type_):
+        self.ctx, self.type = ctx, type_
+        self.data = None
+
+    def add(self, groups: np.ndarray, per_member: np.ndarray) -> None:
+        ctx = self.ctx
+        if ctx.process is not None:
+            member = list(groups[0]).index(ctx.process)
+            self.data = np.array(per_member[0, member])
+        elif ctx.nb == 0:
+            self.data = np.array(per_member[0, 0])
         else:
-            stacked.append(ctx.broadcast(v).data[idx] if v.batch else
-                           np.broadcast_to(v.data, idx.shape + v.data.shape))
-    return stacked, idx
+            if self.data is None:
+                self.data = np.empty((ctx.grid.num_processes, *per_member.shape[2:]),
+                                     dtype=per_member.dtype)
+            self.data[groups.reshape(-1)] = per_member.reshape((-1, *per_member.shape[2:]))
 
-
-def scatter_groups(ctx, groups: np.ndarray, per_member: np.ndarray, type_) -> Tensor:
-    """Per-member results ``[G, S, *shape]`` back to this context's layout: a varying tensor
-    over all processes, or this process's own entry."""
-    if ctx.process is not None:
-        member = list(groups[0]).index(ctx.process)
-        return Tensor(type_, np.ascontiguousarray(per_member[0, member]), 0)
-    if ctx.nb == 0:
-        return Tensor(type_, np.ascontiguousarray(per_member[0, 0]), 0)
-    out = np.empty((ctx.grid.num_processes, *per_member.shape[2:]), dtype=per_member.dtype)
-    out[groups.reshape(-1)] = per_member.reshape((-1, *per_member.shape[2:]))
-    return Tensor(type_, out, 1)
+    def tensor(self) -> Tensor:
+        varying = self.ctx.process is None and self.ctx.nb > 0
+        return Tensor(self.type, self.data, 1 if varying else 0)
 
 
 def process_index_order(groups: np.ndarray) -> np.ndarray:

@@ -17,6 +17,7 @@ from shardy_ref.execute.spmd import (
 )
 from shardy_ref.parser import parse_module
 from tests.execute.spmd_programs import spmd_programs
+from tests.profiles import examples
 
 
 def test_process_groups_follow_the_spec_examples():
@@ -67,7 +68,7 @@ def test_a_collective_naming_missing_processes_is_an_error():
         _run(text)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40, long=500), deadline=None)
 @given(spmd_programs())
 def test_vectorized_run_equals_one_thread_per_process(text):
     vec = _run(text, vectorize=True)
@@ -81,9 +82,10 @@ def test_vectorized_run_equals_one_thread_per_process(text):
 @pytest.mark.oracle
 def test_collectives_agree_with_the_reference_interpreter():
     """200 random SPMD programs. jaxlib's interpreter (older than the corpus) is not
-    deterministic on some of them (its rendezvous races: two runs of the same program give
-    different values, or it crashes), so a program counts only where two oracle runs agree;
-    at least 90% must, and ours must equal every one of those exactly."""
+    deterministic on some of them (its rendezvous races: runs of the same program give
+    different values, or it crashes, more often under load), so a program counts where two
+    of three oracle runs agree bit for bit; at least 80% must, and ours must equal every
+    one of those exactly."""
     from hypothesis import HealthCheck, Phase
     from hypothesis import settings as hsettings
 
@@ -98,9 +100,13 @@ def test_collectives_agree_with_the_reference_interpreter():
         texts.append(text)
 
     collect()
-    first, second = oracle_results(texts), oracle_results(texts)
-    stable = [(t, a) for t, a, b in zip(texts, first, second, strict=True)
-              if not isinstance(a, str) and same_results(a, b)]
-    assert len(stable) >= 0.9 * len(texts), f"only {len(stable)} of {len(texts)} stable"
+    runs = [oracle_results(texts) for _ in range(3)]
+    stable = []
+    for text, a, b, c in zip(texts, *runs, strict=True):
+        agreed = a if same_results(a, b) or same_results(a, c) else \
+            b if same_results(b, c) else None
+        if agreed is not None:
+            stable.append((text, agreed))
+    assert len(stable) >= 0.8 * len(texts), f"only {len(stable)} of {len(texts)} stable"
     for text, expected in stable:
         assert_same(ours(text), expected, context=text)

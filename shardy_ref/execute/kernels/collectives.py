@@ -3,7 +3,7 @@
 ``collective_reduce``, ``replica_id``, ``partition_id``).
 
 Each collective gathers its operands per process group into an array ``[G, S, *shape]``
-(groups x members, :func:`~shardy_ref.execute.spmd.gather_groups`), computes every member's
+(groups x members, :func:`~shardy_ref.execute.spmd.group_classes`), computes every member's
 result with array operations, and scatters them back per process. Vectorized, that is a
 fancy index over the process dimension; in the per-process fallback, a rendezvous. Reductions
 fold members in increasing process id, as the reference interpreter does.
@@ -55,94 +55,112 @@ def _fold(ctx, region, members: np.ndarray, order: np.ndarray) -> np.ndarray:
     return acc
 
 
-def _reduce_groups(ctx, op, operands):
-    groups = spmd.reduction_groups(ctx, op)
-    stacked, idx = spmd.gather_groups(ctx, op, groups, list(operands), spmd.channel_id(op))
-    order = spmd.process_index_order(idx)
-    reduced = [_fold(ctx, op.regions[0], s, order) for s in stacked]
-    return reduced, idx
+def _collective(ctx, op, groups: list[list[int]], operands, compute) -> list[Tensor]:
+    """Run ``compute(stacked, idx)`` (operands ``[G, S, *shape]`` of groups ``idx``
+    ``[G, S]`` -> one per-member array ``[G, S, *out]`` per result) on every class of
+    equally sized groups, and assemble each result per process."""
+    results = [spmd.GroupResults(ctx, r.type) for r in op.results]
+    for stacked, idx in spmd.group_classes(ctx, op, groups, list(operands),
+                                           spmd.channel_id(op)):
+        for res, per_member in zip(results, compute(stacked, idx), strict=True):
+            res.add(idx, per_member)
+    return [r.tensor() for r in results]
+
+
+def _everyone(per_group: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """One value per group ``[G, *shape]`` given to every member: ``[G, S, *shape]``."""
+    return np.broadcast_to(per_group[:, None], (idx.shape[0], idx.shape[1],
+                                                *per_group.shape[1:]))
 
 
 @kernel("stablehlo.all_reduce")
 def all_reduce(ctx, op, *operands):
-    reduced, idx = _reduce_groups(ctx, op, operands)
-    outs = []
-    for i, r in enumerate(reduced):
-        per_member = np.broadcast_to(r[:, None], (r.shape[0], idx.shape[1], *r.shape[1:]))
-        outs.append(spmd.scatter_groups(ctx, idx, per_member, op.results[i].type))
-    return outs
+    def compute(stacked, idx):
+        order = spmd.process_index_order(idx)
+        return [_everyone(_fold(ctx, op.regions[0], s, order), idx) for s in stacked]
+    return _collective(ctx, op, spmd.reduction_groups(ctx, op), operands, compute)
 
 
 @kernel("stablehlo.reduce_scatter")
 def reduce_scatter(ctx, op, operand):
-    (reduced,), idx = _reduce_groups(ctx, op, [operand])
     dim = op.attributes["scatter_dimension"].value
-    size = idx.shape[1]
-    if reduced.shape[1 + dim] % size:
-        raise InterpreterError(None, f"reduce_scatter: dimension {dim} of size "
-                               f"{reduced.shape[1 + dim]} does not split into {size} parts")
-    parts = np.stack(np.split(reduced, size, axis=1 + dim), axis=1)  # [G, S, *part]
-    return spmd.scatter_groups(ctx, idx, parts, op.results[0].type)
+
+    def compute(stacked, idx):
+        reduced = _fold(ctx, op.regions[0], stacked[0], spmd.process_index_order(idx))
+        size = idx.shape[1]
+        if reduced.shape[1 + dim] % size:
+            raise InterpreterError(None, f"reduce_scatter: dimension {dim} of size "
+                                   f"{reduced.shape[1 + dim]} does not split into {size} parts")
+        return [np.stack(np.split(reduced, size, axis=1 + dim), axis=1)]  # [G, S, *part]
+    return _collective(ctx, op, spmd.reduction_groups(ctx, op), [operand], compute)[0]
 
 
 @kernel("stablehlo.all_gather")
 def all_gather(ctx, op, *operands):
-    groups = spmd.reduction_groups(ctx, op)
-    stacked, idx = spmd.gather_groups(ctx, op, groups, list(operands), spmd.channel_id(op))
     dim = op.attributes["all_gather_dim"].value
-    outs = []
-    for i, s in enumerate(stacked):
-        g, size = s.shape[:2]
-        joined = np.concatenate([s[:, m] for m in range(size)], axis=1 + dim)  # [G, *out]
-        per_member = np.broadcast_to(joined[:, None], (g, size, *joined.shape[1:]))
-        outs.append(spmd.scatter_groups(ctx, idx, per_member, op.results[i].type))
-    return outs
+
+    def compute(stacked, idx):
+        return [_everyone(np.concatenate([s[:, m] for m in range(s.shape[1])], axis=1 + dim),
+                          idx) for s in stacked]
+    return _collective(ctx, op, spmd.reduction_groups(ctx, op), operands, compute)
 
 
 @kernel("stablehlo.all_to_all")
 def all_to_all(ctx, op, *operands):
-    groups = spmd.exchange_groups(ctx, op)
-    stacked, idx = spmd.gather_groups(ctx, op, groups, list(operands), spmd.channel_id(op))
     split = op.attributes["split_dimension"].value
     concat = op.attributes["concat_dimension"].value
     count = op.attributes["split_count"].value
-    outs = []
-    for i, s in enumerate(stacked):
-        size = s.shape[1]
-        if count != size or s.shape[2 + split] % count:
-            raise InterpreterError(None, f"all_to_all: split_count {count} does not match "
-                                   f"groups of {size} or dimension {split}")
-        # parts[g, sender, receiver] = split part `receiver` of the sender's operand
-        parts = np.stack(np.split(s, count, axis=2 + split), axis=2)
-        received = [np.concatenate([parts[:, sender, r] for sender in range(size)],
-                                   axis=1 + concat) for r in range(size)]
-        outs.append(spmd.scatter_groups(ctx, idx, np.stack(received, axis=1),
-                                        op.results[i].type))
-    return outs
+
+    def compute(stacked, idx):
+        outs = []
+        for s in stacked:
+            size = s.shape[1]
+            if count != size or s.shape[2 + split] % count:
+                raise InterpreterError(None, f"all_to_all: split_count {count} does not match "
+                                       f"groups of {size} or dimension {split}")
+            # parts[g, sender, receiver] = split part `receiver` of the sender's operand
+            parts = np.stack(np.split(s, count, axis=2 + split), axis=2)
+            received = [np.concatenate([parts[:, sender, r] for sender in range(size)],
+                                       axis=1 + concat) for r in range(size)]
+            outs.append(np.stack(received, axis=1))
+        return outs
+    return _collective(ctx, op, spmd.exchange_groups(ctx, op), operands, compute)
+
+
+def _has_dynamic_root(op) -> bool:
+    attr = op.attributes.get("has_dynamic_root")
+    return attr is not None and bool(getattr(attr, "value", True))
+
+
+def _with_singletons(ctx, groups: list[list[int]]) -> tuple[list[list[int]], set]:
+    """``groups`` plus a group of one for each process in none (it gets zeros)."""
+    covered = {p for g in groups for p in g}
+    if ctx.process is None and ctx.nb:
+        groups = groups + [[p] for p in range(ctx.grid.num_processes) if p not in covered]
+    return groups, covered
 
 
 @kernel("stablehlo.collective_broadcast")
 def collective_broadcast(ctx, op, *operands):
-    groups = spmd.exchange_groups(ctx, op)
-    dynamic_root = "has_dynamic_root" in op.attributes and \
-        bool(getattr(op.attributes["has_dynamic_root"], "value", True))
+    """Every member of a group gets its root's (first member's, or the dynamic root's)
+    value; processes in no group get zeros."""
+    dynamic_root = _has_dynamic_root(op)
     data = list(operands[:-1] if dynamic_root else operands)
-    covered = {p for g in groups for p in g}
+    groups, covered = _with_singletons(ctx, spmd.exchange_groups(ctx, op))
     if ctx.process is not None and ctx.process not in covered:
         return [_zeros(ctx, v) for v in data]
-    if ctx.process is None and ctx.nb and len(covered) < ctx.grid.num_processes:
-        groups = groups + [[p] for p in range(ctx.grid.num_processes) if p not in covered]
-    stacked, idx = spmd.gather_groups(ctx, op, groups, data, spmd.channel_id(op))
-    in_group = np.isin(idx, sorted(covered))
-    outs = []
-    for i, s in enumerate(stacked):
-        root = _roots(ctx, op, operands[-1], i, idx) if dynamic_root \
-            else np.zeros(idx.shape[0], dtype=np.int64)
-        value = s[np.arange(s.shape[0]), root]
-        per_member = np.broadcast_to(value[:, None], s.shape).copy()
-        per_member[~in_group] = 0
-        outs.append(spmd.scatter_groups(ctx, idx, per_member, op.results[i].type))
-    return outs
+
+    def compute(stacked, idx):
+        in_group = np.isin(idx, sorted(covered))
+        outs = []
+        for i, s in enumerate(stacked):
+            root = _roots(ctx, op, operands[-1], i, idx) if dynamic_root \
+                else np.zeros(idx.shape[0], dtype=np.int64)
+            per_member = np.array(_everyone(s[np.arange(s.shape[0]), root], idx))
+            per_member[~in_group] = 0
+            outs.append(per_member)
+        return outs
+    return _collective(ctx, op, groups, data, compute)
 
 
 def _roots(ctx, op, roots: Tensor, index: int, idx: np.ndarray) -> np.ndarray:
@@ -201,25 +219,23 @@ def _permute_one(ctx, op, operand: Tensor, pairs: list) -> Tensor:
 def collective_reduce(ctx, op, *operands):
     """Like all_reduce, but only each group's root (its first member, or the dynamic root)
     gets the result; everyone else, and processes in no group, get zeros."""
-    dynamic_root = "has_dynamic_root" in op.attributes and \
-        bool(getattr(op.attributes["has_dynamic_root"], "value", True))
+    dynamic_root = _has_dynamic_root(op)
     data = list(operands[:-1] if dynamic_root else operands)
-    groups = spmd.reduction_groups(ctx, op)
-    covered = {p for g in groups for p in g}
+    groups, covered = _with_singletons(ctx, spmd.reduction_groups(ctx, op))
     if ctx.process is not None and ctx.process not in covered:
         return [_zeros(ctx, v) for v in data]
-    if ctx.process is None and ctx.nb and len(covered) < ctx.grid.num_processes:
-        groups = groups + [[p] for p in range(ctx.grid.num_processes) if p not in covered]
-    stacked, idx = spmd.gather_groups(ctx, op, groups, data, spmd.channel_id(op))
-    order = spmd.process_index_order(idx)
-    in_group = np.isin(idx, sorted(covered))
-    outs = []
-    for i, s in enumerate(stacked):
-        reduced = _fold(ctx, op.regions[0], s, order)
-        root = _roots(ctx, op, operands[-1], i, idx) if dynamic_root \
-            else np.zeros(idx.shape[0], dtype=np.int64)
-        per_member = np.zeros_like(s)
-        per_member[np.arange(s.shape[0]), root] = reduced
-        per_member[~in_group] = 0
-        outs.append(spmd.scatter_groups(ctx, idx, per_member, op.results[i].type))
-    return outs
+
+    def compute(stacked, idx):
+        order = spmd.process_index_order(idx)
+        in_group = np.isin(idx, sorted(covered))
+        outs = []
+        for i, s in enumerate(stacked):
+            reduced = _fold(ctx, op.regions[0], s, order)
+            root = _roots(ctx, op, operands[-1], i, idx) if dynamic_root \
+                else np.zeros(idx.shape[0], dtype=np.int64)
+            per_member = np.zeros_like(s)
+            per_member[np.arange(s.shape[0]), root] = reduced
+            per_member[~in_group] = 0
+            outs.append(per_member)
+        return outs
+    return _collective(ctx, op, groups, data, compute)

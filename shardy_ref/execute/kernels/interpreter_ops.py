@@ -29,12 +29,11 @@ def probe(ctx, op, operand):
 
 
 def _per_process(ctx, value) -> list:
-    if not value.varying:
+    """The value each active process holds, in process order: in a vectorized run every
+    process prints (and probes) its own copy, as each process of the reference does."""
+    if not ctx.batch_shape:
         return [value]
     import numpy as np
 
-    out = []
-    for index in np.ndindex(*ctx.batch_shape[:value.batch]):
-        if ctx.active is None or ctx.active[index].all():
-            out.append(value.at(index))
-    return out
+    return [value.at(index[:value.batch]) for index in np.ndindex(*ctx.batch_shape)
+            if ctx.active is None or ctx.active[index]]

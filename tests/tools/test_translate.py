@@ -1,0 +1,96 @@
+"""``shardy-ref-translate --interpret``: flags, output, exit status and located errors,
+as ``stablehlo-translate`` behaves."""
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from shardy_ref.tools.translate import UsageError, parse_args, run
+
+ADD = """func.func @main(%a: tensor<2xi32>, %b: tensor<2xi32>) -> tensor<2xi32> {
+  %0 = stablehlo.add %a, %b : tensor<2xi32>
+  return %0 : tensor<2xi32>
+}
+"""
+
+
+def translate(text: str, *flags: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    rc = run(parse_args(["--interpret", *flags, "-"]), io.StringIO(text), out, err)
+    return rc, out.getvalue(), err.getvalue()
+
+
+def test_args_and_both_result_formats():
+    args = "--args=[dense<1> : tensor<2xi32>, dense<[2, 5]> : tensor<2xi32>]"
+    assert translate(ADD, args) == (0, "tensor<2xi32> {\n  [3, 6]\n}\n", "")
+    assert translate(ADD, args, "--interpreter-print-dense") == \
+        (0, "dense<[3, 6]> : tensor<2xi32>\n", "")
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ("--args=not_array", "expectected array attribute string for args, i.e. "
+                         "--args=[dense<1> : tensor<2xi32>, ...]"),
+    ("--args=[4.0 : f32]", "expected dense elements attribute for args elements, i.e. "
+                           "--args=[dense<1> : tensor<2xi32>, ...]"),
+])
+def test_bad_args_use_the_reference_messages(args, message):
+    rc, out, err = translate(ADD, args)
+    assert rc == 1 and out == "" and message in err
+
+
+def test_wrong_argument_count_and_type_are_located_errors():
+    rc, _, err = translate(ADD, "--args=[dense<1> : tensor<2xi32>]")
+    assert rc == 1 and err.startswith("<stdin>:1:1: error: incorrect number of arguments "
+                                      "specified, provided 1 inputs but function expected 2")
+    rc, _, err = translate(ADD, "--args=[dense<1> : tensor<2xi64>, dense<1> : tensor<2xi32>]")
+    assert rc == 1 and "invalid input argument type at index 0, input type was " \
+                       "tensor<2xi64> but entry function expected tensor<2xi32>" in err
+
+
+CHUNKS = """func.func @main() {
+  %0 = stablehlo.constant dense<[1, 2]> : tensor<2xi32>
+  check.expect_eq_const %0, dense<[1, 3]> : tensor<2xi32>
+  func.return
+}
+// -----
+func.func @main() -> tensor<i1> {
+  %0 = stablehlo.constant dense<true> : tensor<i1>
+  func.return %0 : tensor<i1>
+}
+"""
+
+
+def test_chunks_are_independent_and_a_failed_check_fails_the_run():
+    rc, out, err = translate(CHUNKS, "-split-input-file")
+    assert rc == 1
+    assert out == "tensor<i1> {true}\n"  # the second chunk still ran
+    assert err.startswith("<stdin>:3:3: error: check.expect_eq_const failed: Element values "
+                          "don't match: 2 (actual) vs 3 (expected) at index [1]")
+    assert "  check.expect_eq_const %0" in err and "\n  ^" in err
+
+
+def test_parse_errors_and_unsupported_ops_are_located():
+    rc, _, err = translate("func.func @main() {\n  %0 = stablehlo.add\n}")
+    assert rc == 1 and err.startswith("<stdin>:")
+    rc, _, err = translate('func.func @main() {\n  "foo.bar"() : () -> ()\n  func.return\n}')
+    assert rc == 1 and "Unsupported op: 'foo.bar'" in err and err.startswith("<stdin>:2:3:")
+
+
+def test_output_file_and_missing_input(tmp_path):
+    src = tmp_path / "in.mlir"
+    src.write_text(ADD.replace("(%a: tensor<2xi32>, %b: tensor<2xi32>)", "()").replace(
+        "%0 = stablehlo.add %a, %b", "%0 = stablehlo.iota dim = 0"))
+    dst = tmp_path / "out.txt"
+    assert run(parse_args(["--interpret", str(src), "-o", str(dst)])) == 0
+    assert dst.read_text() == "tensor<2xi32> {\n  [0, 1]\n}\n"
+    err = io.StringIO()
+    assert run(parse_args(["--interpret", str(tmp_path / "nope.mlir")]), stderr=err) == 1
+    assert "Could not open input file" in err.getvalue()
+
+
+def test_usage_errors():
+    with pytest.raises(UsageError, match="only --interpret"):
+        parse_args(["x.mlir"])
+    with pytest.raises(UsageError, match="Unknown command line argument"):
+        parse_args(["--interpret", "--frobnicate"])
