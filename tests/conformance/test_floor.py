@@ -18,3 +18,18 @@ def test_conformance_floor():
          "--tool", "shardy-ref-opt", "--floor", str(FLOOR), "--failures", "0"],
         capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+
+
+STABLEHLO_FLOOR = ROOT / "tests" / "stablehlo_floor.json"
+
+
+@pytest.mark.conformance
+def test_stablehlo_interpreter_floor():
+    """StableHLO's own interpreter tests (``corpus-stablehlo``), with our shardy-ref-opt as
+    the ``stablehlo-opt`` of the chlo/composite chunks: no file below its recorded floor."""
+    proc = subprocess.run(
+        [sys.executable, str(SHARED / "conformance" / "run_stablehlo.py"),
+         "--tool", "shardy-ref-translate", "--stablehlo-opt", "shardy-ref-opt",
+         "--floor", str(STABLEHLO_FLOOR), "--failures", "0"],
+        capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
