@@ -290,7 +290,8 @@ def _run_threads(ctx: Context, grid: ProcessGrid, funcs: list, args: list,
     def run(pid: int) -> None:
         inner = Context(ctx.interp, (), grid=grid, process=pid, rendezvous=rendezvous)
         try:
-            results[pid] = ctx.interp.call_function(inner, funcs[pid], args[pid])
+            with np.errstate(all="ignore"):  # NumPy's error state is per thread
+                results[pid] = ctx.interp.call_function(inner, funcs[pid], args[pid])
         except Exception as e:  # reported below, in process order
             errors[pid] = e
             rendezvous.fail(f"process {pid} failed")
