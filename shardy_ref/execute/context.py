@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from shardy_ref.execute.errors import InterpreterError
-from shardy_ref.execute.values import Tensor, Token, TupleValue
+from shardy_ref.execute.values import Tensor, TupleValue
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,15 +66,6 @@ class Context:
         return Context(self.interp, batch_shape, **fields)
 
     # -- batches ---------------------------------------------------------------------------
-    def extend(self, shape: tuple[int, ...]) -> Context:
-        """A context whose batch is this one's followed by ``shape`` (elementwise regions)."""
-        active = self.active
-        if active is not None:
-            active = np.broadcast_to(active.reshape(active.shape + (1,) * len(shape)),
-                                     self.batch_shape + tuple(shape))
-        return self.replace(batch_shape=self.batch_shape + tuple(shape), active=active,
-                            lifting=True)
-
     def unbatched(self, index: tuple) -> Context:
         """A context for running batch element ``index`` alone (the per-process fallback);
         varying values of enclosing scopes are seen at that index."""
@@ -82,7 +73,8 @@ class Context:
 
     def lift(self, value):
         """``value`` from an enclosing scope as this context sees it: broadcast to a longer
-        batch (elementwise regions), or taken at this context's index (one batch element)."""
+        batch that starts with its own (elementwise regions), or taken at this context's
+        index (one batch element)."""
         if isinstance(value, Tensor):
             if not value.batch or value.batch == self.nb:
                 return value
@@ -91,6 +83,11 @@ class Context:
                     raise InterpreterError(None, "a value varying over an outer batch is used "
                                            "where only one batch element runs")
                 return value.at(self.index[:value.batch])
+            outer = value.data.shape[:value.batch]
+            if self.batch_shape[:value.batch] != outer:
+                raise InterpreterError(None, "a region applied elementwise reads a value that "
+                                       "varies over processes, in a layout that does not keep "
+                                       "the processes in front")
             inner = value.data.shape[value.batch:]
             data = value.data.reshape(value.data.shape[:value.batch]
                                       + (1,) * (self.nb - value.batch) + inner)
@@ -108,10 +105,6 @@ class Context:
         data = np.broadcast_to(value.data, self.batch_shape + value.data.shape)
         return Tensor(value.type, data, self.nb)
 
-    def varying(self, type_, data) -> Tensor:
-        """A tensor of this batch from ``data`` of shape ``batch_shape + type.shape``."""
-        return Tensor(type_, data, self.nb)
-
     # -- processes -------------------------------------------------------------------------
     def process_ids(self) -> np.ndarray | int:
         """The flattened process id of every batch element: an int (one process) or an
@@ -128,10 +121,3 @@ class Context:
 
     def call(self, name: str, args, location=None) -> list:
         return self.interp.call(self, name, list(args), location)
-
-    def error(self, message: str) -> InterpreterError:
-        return InterpreterError(None, message)
-
-
-def is_token(value) -> bool:
-    return isinstance(value, Token)

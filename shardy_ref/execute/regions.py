@@ -16,7 +16,6 @@ from collections import ChainMap
 import numpy as np
 
 from shardy_ref.execute.dtypes import storage_dtype
-from shardy_ref.execute.errors import InterpreterError
 from shardy_ref.execute.values import Tensor
 
 
@@ -37,22 +36,13 @@ def free_values(region) -> tuple:
 _FREE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _captured(ctx, value, batch_shape: tuple[int, ...]):
-    """An outer value as a region running over ``batch_shape`` sees it: one process's
-    entry when ``ctx`` runs a single batch element, a prefix-broadcast when the new batch
-    starts with ``ctx``'s; a uniform value as it is."""
-    if not isinstance(value, Tensor) or not value.batch:
-        return value
-    if ctx.index is not None and ctx.nb == 0:
+def _captured(ctx, inner, value):
+    """An outer value as a region run by ``inner`` (over a batch of elements) sees it: one
+    process's entry when ``ctx`` runs a single batch element, else broadcast from the
+    processes in front (:meth:`Context.lift`)."""
+    if isinstance(value, Tensor) and value.batch and ctx.index is not None and ctx.nb == 0:
         return value.at(ctx.index[:value.batch])
-    outer = ctx.batch_shape[:value.batch]
-    if batch_shape[:len(outer)] != outer:
-        raise InterpreterError(None, "a region applied elementwise reads a value that varies "
-                               "over processes, in a layout that does not keep the processes "
-                               "in front")
-    inner = value.data.shape[value.batch:]
-    data = value.data.reshape(outer + (1,) * (len(batch_shape) - len(outer)) + inner)
-    return Tensor(value.type, np.broadcast_to(data, batch_shape + inner), len(batch_shape))
+    return inner.lift(value)
 
 
 def apply_region(ctx, region, arrays: list[np.ndarray], batch_shape: tuple[int, ...] | None = None
@@ -65,10 +55,11 @@ def apply_region(ctx, region, arrays: list[np.ndarray], batch_shape: tuple[int, 
     if batch_shape is None:
         batch_shape = np.broadcast_shapes(*(a.shape for a in arrays))
     batch_shape = tuple(batch_shape)
-    scope = {v: _captured(ctx, ctx.env[v], batch_shape) for v in free_values(region)
-             if v in ctx.env}
+    scope: dict = {}
     inner = ctx.replace(batch_shape=batch_shape, active=None, lifting=False, index=None,
                         env=ChainMap(scope, ctx.env))
+    scope.update((v, _captured(ctx, inner, ctx.env[v])) for v in free_values(region)
+                 if v in ctx.env)
     args = []
     for arg, data in zip(block.args, arrays, strict=True):
         t = arg.type

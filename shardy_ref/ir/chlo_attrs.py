@@ -179,3 +179,26 @@ def _dims(lex: _Lexer) -> tuple[int, ...]:
 def enum_value(attr, default: str | None = None) -> str | None:
     """The keyword of a ChloEnum (or StableHLO enum) attribute, or ``default``."""
     return getattr(attr, "value", default) if attr is not None else default
+
+
+def compare_attrs_of(op) -> dict:
+    """``stablehlo.compare``'s attributes for a ``chlo.broadcast_compare`` op (empty for
+    other broadcast ops): what its legalization emits and its kernel runs."""
+    if op.name != "chlo.broadcast_compare":
+        return {}
+    from shardy_ref.ir.stablehlo_attrs import compare_attrs
+
+    compare_type = op.attributes.get("compare_type")
+    return compare_attrs(op.attributes["comparison_direction"].value,
+                         compare_type.value if compare_type is not None else None)
+
+
+def ragged_prefix_dims(dims: RaggedDotDimensionNumbers, ragged: int) -> list[int]:
+    """The lhs dimensions the leading dimensions of ``group_sizes`` stand for, given the
+    lhs ragged dimension (ChloOps.cpp ``checkRaggedDotConstraints``)."""
+    batch, contracting = list(dims.lhs_batching_dimensions), list(dims.lhs_contracting_dimensions)
+    if ragged in batch:
+        return batch[:batch.index(ragged)]
+    if ragged in contracting:
+        return batch + contracting[:contracting.index(ragged)]
+    return batch + [d for d in range(ragged) if d not in batch and d not in contracting]

@@ -93,6 +93,15 @@ class StablehloEnum(StablehloAttr):
         return f"#stablehlo<{self.kind} {self.value}>"
 
 
+def compare_attrs(direction: str, compare_type: str | None = None) -> dict:
+    """The inherent attributes of ``stablehlo.compare`` (direction keyword such as ``LT``,
+    optional compare type such as ``FLOAT``)."""
+    attrs = {"comparison_direction": StablehloEnum("comparison_direction", direction)}
+    if compare_type is not None:
+        attrs["compare_type"] = StablehloEnum("comparison_type", compare_type)
+    return attrs
+
+
 @dataclass(frozen=True, slots=True)
 class ResultAccuracyMode(StablehloAttr):
     """The accuracy mode of a transcendental op; prints ``#stablehlo.result_accuracy_mode<X>``."""

@@ -5,7 +5,7 @@ whose attributes cannot be written in its syntax falls back to the generic form 
 """
 from __future__ import annotations
 
-from shardy_ref.ir.builtin_attrs import DenseArrayAttr, DenseElementsAttr, IntegerAttr
+from shardy_ref.ir.builtin_attrs import DenseArrayAttr, IntegerAttr
 from shardy_ref.ir.chlo_families import BINARY, BROADCAST_BINARY, UNARY
 from shardy_ref.ir.types import I1, I64
 from shardy_ref.parser.printer import Printer, op_printer
@@ -39,16 +39,6 @@ def print_broadcast(p: Printer, op):
     if op.num_operands != want or op.num_results != 1:
         return False
     p.write(f" {p.values(op.operands)}{p.op_attr_dict(op)} : {p.functional_type(op)}")
-    return None
-
-
-@op_printer("chlo.constant")
-def print_constant(p: Printer, op):
-    """``chlo.constant dense<1.0> : tensor<4xf32>`` (``attr-dict $value``)."""
-    value = op.attributes.get("value")
-    if not isinstance(value, DenseElementsAttr) or op.num_results != 1:
-        return False
-    p.write(f"{p.op_attr_dict(op, ('value',))} {value}")
     return None
 
 

@@ -102,7 +102,7 @@ def print_sharding_group(p: Printer, op):
     return None
 
 
-@op_printer("sdy.constant", "stablehlo.constant")
+@op_printer("sdy.constant", "stablehlo.constant", "chlo.constant")
 def print_constant(p: Printer, op):
     """``hlo::printConstantOp``: attr-dict first, then the value with its type; when the
     value's type differs from the result's (quantized constants) the rest is generic."""

@@ -28,7 +28,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from shardy_ref.ir.builtin_attrs import Attribute, DenseArrayAttr, DenseElementsAttr
+from shardy_ref.ir.builtin_attrs import DenseArrayAttr, DenseElementsAttr
+from shardy_ref.ir.chlo_attrs import compare_attrs_of
 from shardy_ref.ir.operation import Block, Operation, Value
 from shardy_ref.ir.types import (
     I1,
@@ -96,14 +97,10 @@ class Emitter:
 
     def compare(self, direction: str, lhs: Value, rhs: Value, compare_type: str | None = None
                 ) -> Value:
-        from shardy_ref.ir.stablehlo_attrs import StablehloEnum
+        from shardy_ref.ir.stablehlo_attrs import compare_attrs
 
-        attrs: dict[str, Attribute] = {
-            "comparison_direction": StablehloEnum("comparison_direction", direction)}
-        if compare_type is not None:
-            attrs["compare_type"] = StablehloEnum("comparison_type", compare_type)
         return self.value("stablehlo.compare", [lhs, rhs], lhs.type.replace(element_type=I1),
-                          attrs)
+                          compare_attrs(direction, compare_type))
 
     def select(self, pred: Value, on_true: Value, on_false: Value) -> Value:
         return self.value("stablehlo.select", [pred, on_true, on_false], on_true.type)
@@ -174,16 +171,7 @@ def broadcast_binary(op: Operation, emit: Emitter):
     operands = [_broadcast_to(emit, lhs, shape, lhs_dims),
                 _broadcast_to(emit, rhs, shape, rhs_dims)]
     name = _BINARY[op.name]
-    attrs = {}
-    if op.name == "chlo.broadcast_compare":
-        from shardy_ref.ir.stablehlo_attrs import StablehloEnum
-
-        attrs["comparison_direction"] = StablehloEnum(
-            "comparison_direction", op.attributes["comparison_direction"].value)
-        if "compare_type" in op.attributes:
-            attrs["compare_type"] = StablehloEnum("comparison_type",
-                                                  op.attributes["compare_type"].value)
-    return [emit.value(name, operands, result, attrs)]
+    return [emit.value(name, operands, result, compare_attrs_of(op))]
 
 
 @legalize("chlo.broadcast_select")

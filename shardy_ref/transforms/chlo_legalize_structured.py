@@ -6,6 +6,7 @@ following upstream's ``ConvertScanOp``, ``ConvertTopKOp`` and ``ConvertRaggedDot
 from __future__ import annotations
 
 from shardy_ref.ir.builtin_attrs import ArrayAttr, IntegerAttr, bool_attr
+from shardy_ref.ir.chlo_attrs import ragged_prefix_dims
 from shardy_ref.ir.operation import Block, Operation, Region, Value
 from shardy_ref.ir.types import I32, I64, ComplexType, FloatType, RankedTensorType
 from shardy_ref.transforms.chlo_legalize import Emitter, i64_array, legalize, static
@@ -160,11 +161,6 @@ def _dot(emit: Emitter, op, lhs: Value, rhs: Value, dims, rhs_removed: int | Non
                       {"dot_dimension_numbers": numbers, "precision_config": _precision(op)})
 
 
-def _prefix_dims(dims, ragged: int, rank: int) -> list[int]:
-    batch, contracting = list(dims.lhs_batching_dimensions), list(dims.lhs_contracting_dimensions)
-    if ragged in contracting:
-        return batch + contracting[:contracting.index(ragged)]
-    return batch + [d for d in range(ragged) if d not in batch and d not in contracting]
 
 
 def _masked_lhs(emit: Emitter, lhs: Value, sizes: Value, group: int, start: Value,
@@ -208,7 +204,7 @@ def ragged_dot(op: Operation, emit: Emitter):
     result_shape = list(op.result_types[0].shape)
     if ragged in dims.lhs_batching_dimensions:
         return [_dot(emit, op, lhs, rhs, dims, None, result_shape)]
-    prefix = _prefix_dims(dims, ragged, lhs.type.rank)
+    prefix = ragged_prefix_dims(dims, ragged)
     groups = sizes.type.shape[-1]
     start = emit.const(0, RankedTensorType(tuple(sizes.type.shape[:-1]), I64))
     contracting = ragged in dims.lhs_contracting_dimensions

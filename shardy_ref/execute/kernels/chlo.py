@@ -38,7 +38,8 @@ from shardy_ref.execute.errors import InterpreterError
 from shardy_ref.execute.kernels import chlo_special as special
 from shardy_ref.execute.kernels.elementwise_base import round_to
 from shardy_ref.execute.registry import kernel, per_process
-from shardy_ref.execute.values import Tensor, from_dense
+from shardy_ref.execute.values import Tensor
+from shardy_ref.ir.chlo_attrs import compare_attrs_of, ragged_prefix_dims
 from shardy_ref.ir.chlo_families import BROADCAST_BINARY
 from shardy_ref.ir.operation import Block, Operation
 from shardy_ref.ir.types import RankedTensorType
@@ -239,15 +240,7 @@ def _shim(op, name: str, operand_types: list) -> Operation:
     key = tuple(operand_types)
     shim = per_op.get(key)
     if shim is None:
-        attrs = {}
-        if op.name == "chlo.broadcast_compare":
-            from shardy_ref.ir.stablehlo_attrs import StablehloEnum
-
-            attrs["comparison_direction"] = StablehloEnum(
-                "comparison_direction", op.attributes["comparison_direction"].value)
-            if "compare_type" in op.attributes:
-                attrs["compare_type"] = StablehloEnum("comparison_type",
-                                                      op.attributes["compare_type"].value)
+        attrs = compare_attrs_of(op)
         block = Block(operand_types)
         shim = per_op[key] = Operation(name, block.args, [op.results[0].type], attrs,
                                        location=op.location)
@@ -308,14 +301,6 @@ def broadcasting(ctx, op, *operands):
 
 
 # -- constants -----------------------------------------------------------------------------
-
-
-@kernel("chlo.constant")
-def constant(ctx, op):
-    cached = ctx.interp.constants.get(op)
-    if cached is None:
-        cached = ctx.interp.constants[op] = from_dense(op.attributes["value"])
-    return cached
 
 
 @kernel("chlo.constant_like")
@@ -430,15 +415,6 @@ def _group_bounds(group_sizes: np.ndarray, lhs_shape: tuple, prefix: list[int], 
     return (starts <= iota[None]) & (iota[None] < limits)
 
 
-def _prefix_dims(dims, ragged: int, rank: int) -> list[int]:
-    """The lhs dimensions group_sizes' leading dimensions stand for (ChloOps.cpp
-    ``checkRaggedDotConstraints``)."""
-    batch, contracting = list(dims.lhs_batching_dimensions), list(dims.lhs_contracting_dimensions)
-    if ragged in batch:
-        return batch[:batch.index(ragged)]
-    if ragged in contracting:
-        return batch + contracting[:contracting.index(ragged)]
-    return batch + [d for d in range(ragged) if d not in batch and d not in contracting]
 
 
 @kernel("chlo.ragged_dot")
@@ -470,7 +446,7 @@ def ragged_dot(ctx, op, lhs, rhs, group_sizes):
         data = np.einsum(f"{''.join(lhs_l)},{''.join(rhs_l)}->{''.join(out)}", a, b)
     else:
         mask = _group_bounds(group_sizes.data, lhs.data.shape,
-                             _prefix_dims(dims, ragged, lhs_rank), ragged)
+                             ragged_prefix_dims(dims, ragged), ragged)
         masked = np.where(mask, a[None], np.zeros((), a.dtype))
         group = "Z"
         for d in dims.rhs_group_dimensions:

@@ -140,13 +140,14 @@ def _with_singletons(ctx, groups: list[list[int]]) -> tuple[list[list[int]], set
     return groups, covered
 
 
-@kernel("stablehlo.collective_broadcast")
-def collective_broadcast(ctx, op, *operands):
-    """Every member of a group gets its root's (first member's, or the dynamic root's)
-    value; processes in no group get zeros."""
+def _rooted(ctx, op, operands, groups: list[list[int]], place) -> list[Tensor]:
+    """The collectives with a root per group (``collective_broadcast``,
+    ``collective_reduce``): ``place(stacked, idx, root)`` gives every member's value
+    ``[G, S, *shape]`` from the members' operands and each group's root member (the first,
+    or the dynamic root named by the last operand); processes in no group get zeros."""
     dynamic_root = _has_dynamic_root(op)
     data = list(operands[:-1] if dynamic_root else operands)
-    groups, covered = _with_singletons(ctx, spmd.exchange_groups(ctx, op))
+    groups, covered = _with_singletons(ctx, groups)
     if ctx.process is not None and ctx.process not in covered:
         return [_zeros(ctx, v) for v in data]
 
@@ -156,11 +157,19 @@ def collective_broadcast(ctx, op, *operands):
         for i, s in enumerate(stacked):
             root = _roots(ctx, op, operands[-1], i, idx) if dynamic_root \
                 else np.zeros(idx.shape[0], dtype=np.int64)
-            per_member = np.array(_everyone(s[np.arange(s.shape[0]), root], idx))
+            per_member = place(s, idx, root)
             per_member[~in_group] = 0
             outs.append(per_member)
         return outs
     return _collective(ctx, op, groups, data, compute)
+
+
+@kernel("stablehlo.collective_broadcast")
+def collective_broadcast(ctx, op, *operands):
+    """Every member of a group gets its root's value."""
+    def place(s, idx, root):
+        return np.array(_everyone(s[np.arange(s.shape[0]), root], idx))
+    return _rooted(ctx, op, operands, spmd.exchange_groups(ctx, op), place)
 
 
 def _roots(ctx, op, roots: Tensor, index: int, idx: np.ndarray) -> np.ndarray:
@@ -217,25 +226,11 @@ def _permute_one(ctx, op, operand: Tensor, pairs: list) -> Tensor:
 
 @kernel("stablehlo.collective_reduce")
 def collective_reduce(ctx, op, *operands):
-    """Like all_reduce, but only each group's root (its first member, or the dynamic root)
-    gets the result; everyone else, and processes in no group, get zeros."""
-    dynamic_root = _has_dynamic_root(op)
-    data = list(operands[:-1] if dynamic_root else operands)
-    groups, covered = _with_singletons(ctx, spmd.reduction_groups(ctx, op))
-    if ctx.process is not None and ctx.process not in covered:
-        return [_zeros(ctx, v) for v in data]
-
-    def compute(stacked, idx):
-        order = spmd.process_index_order(idx)
-        in_group = np.isin(idx, sorted(covered))
-        outs = []
-        for i, s in enumerate(stacked):
-            reduced = _fold(ctx, op.regions[0], s, order)
-            root = _roots(ctx, op, operands[-1], i, idx) if dynamic_root \
-                else np.zeros(idx.shape[0], dtype=np.int64)
-            per_member = np.zeros_like(s)
-            per_member[np.arange(s.shape[0]), root] = reduced
-            per_member[~in_group] = 0
-            outs.append(per_member)
-        return outs
-    return _collective(ctx, op, groups, data, compute)
+    """Like all_reduce, but only each group's root gets the result; every other member
+    gets zeros."""
+    def place(s, idx, root):
+        per_member = np.zeros_like(s)
+        per_member[np.arange(s.shape[0]), root] = _fold(ctx, op.regions[0], s,
+                                                        spmd.process_index_order(idx))
+        return per_member
+    return _rooted(ctx, op, operands, spmd.reduction_groups(ctx, op), place)

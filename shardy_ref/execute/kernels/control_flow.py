@@ -22,7 +22,7 @@ def _active(ctx, mask: np.ndarray) -> np.ndarray:
     return mask if ctx.active is None else mask & ctx.active
 
 
-@kernel("stablehlo.constant")
+@kernel("stablehlo.constant", "sdy.constant", "chlo.constant")
 def constant(ctx, op) -> Tensor:
     """The value, converted once per op (constants in loop bodies run many times)."""
     cached = ctx.interp.constants.get(op)

@@ -28,42 +28,25 @@ type as the decomposed ops would be.
 """
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 
 from shardy_ref.execute import batching
 from shardy_ref.execute.dtypes import storage_dtype
 from shardy_ref.execute.errors import InterpreterError
 from shardy_ref.execute.kernels.dot import convert_elements
-from shardy_ref.execute.regions import apply_region, binary_ufunc
+from shardy_ref.execute.regions import apply_region, binary_ufunc, free_values
 from shardy_ref.execute.registry import kernel
 from shardy_ref.execute.values import Tensor
 
 _FAST_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.complex64,
                                                 np.complex128))
-_FREE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 # -- helpers shared with windows.py and sort.py ---------------------------------------------
-def uses_outer_values(region) -> bool:
-    """Whether ``region`` reads values defined outside it (then it must run with the
-    enclosing batch in front, so that a varying outer value lines up)."""
-    free = _FREE.get(region)
-    if free is None:
-        defined = {a for b in region.blocks for a in b.args}
-        ops = list(region.walk())
-        for o in ops:
-            defined.update(o.results)
-            defined.update(a for r in o.regions for b in r.blocks for a in b.args)
-        free = _FREE[region] = any(v not in defined for o in ops for v in o.operands)
-    return free
-
-
 def region_prefix(ctx, region, values) -> tuple[int, ...]:
     """The batch dimensions arrays fed to ``region`` carry in front of their own shape:
     the processes' when an operand varies or the region reads outer values, else none."""
-    if any(v.batch for v in values) or (ctx.nb and uses_outer_values(region)):
+    if any(v.batch for v in values) or (ctx.nb and free_values(region)):
         return ctx.batch_shape
     return ()
 

@@ -2,20 +2,20 @@
 
 Shardings say where data lives, not what a tensor is: ``sharding_constraint``,
 ``reshard``, ``data_flow_edge``, ``func_data_flow_edge`` and ``propagation_barrier`` pass
-their operand through, ``sharding_group`` does nothing, ``constant`` is a constant and
-``named_computation`` runs its body in place. The sdy collectives (``all_gather``,
-``all_slice``, ``all_to_all``, ``collective_permute``, ``all_reduce``, ``reduce_scatter``,
-``sharded_to_unreduced``, ``replicated_to_unreduced``) move or combine shards; on the global
-value they are the identity: an unreduced tensor's global value is the sum of its partial
-shards (seed 003, ``TensorShardingAttr``: "we assume the reduction type is sum"), which is
-what an ``all_reduce`` over those axes yields and what the global program already holds.
+their operand through, ``sharding_group`` does nothing, ``constant`` is a constant (its
+kernel is ``control_flow.constant``) and ``named_computation`` runs its body in place.
+The sdy collectives (``all_gather``, ``all_slice``, ``all_to_all``,
+``collective_permute``, ``all_reduce``, ``reduce_scatter``, ``sharded_to_unreduced``,
+``replicated_to_unreduced``) move or combine shards; on the global value they are the
+identity: an unreduced tensor's global value is the sum of its partial shards (seed 003,
+``TensorShardingAttr``: "we assume the reduction type is sum"), which is what an
+``all_reduce`` over those axes yields and what the global program already holds.
 ``manual_computation`` is written per device and needs the multi-device simulator.
 """
 from __future__ import annotations
 
 from shardy_ref.execute.errors import InterpreterError
 from shardy_ref.execute.registry import kernel
-from shardy_ref.execute.values import from_dense
 
 _IDENTITY = (
     "sdy.sharding_constraint", "sdy.reshard", "sdy.data_flow_edge", "sdy.func_data_flow_edge",
@@ -33,14 +33,6 @@ def identity(ctx, op, operand):
 @kernel("sdy.sharding_group")
 def sharding_group(ctx, op, operand):
     return None
-
-
-@kernel("sdy.constant")
-def constant(ctx, op):
-    cached = ctx.interp.constants.get(op)
-    if cached is None:
-        cached = ctx.interp.constants[op] = from_dense(op.attributes["value"])
-    return cached
 
 
 @kernel("sdy.named_computation")

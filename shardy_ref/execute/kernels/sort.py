@@ -27,8 +27,7 @@ import numpy as np
 from shardy_ref.execute import batching
 from shardy_ref.execute.dtypes import is_bool, is_float, is_integer, storage_dtype, wide
 from shardy_ref.execute.errors import InterpreterError
-from shardy_ref.execute.kernels.reduce import uses_outer_values
-from shardy_ref.execute.regions import apply_region
+from shardy_ref.execute.regions import apply_region, free_values
 from shardy_ref.execute.registry import kernel
 from shardy_ref.execute.values import Tensor
 
@@ -146,7 +145,7 @@ def sort(ctx, op, *inputs):
     dim = _dimension(op, inputs)
     if not inputs[0].shape:
         return list(inputs)
-    if ctx.nb and uses_outer_values(region):  # the processes must lead every region batch
+    if ctx.nb and free_values(region):  # the processes must lead every region batch
         arrays, nb = [ctx.broadcast(v).data for v in inputs], ctx.nb
     else:
         arrays, nb = batching.unify(ctx, *inputs)

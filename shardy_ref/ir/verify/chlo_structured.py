@@ -6,7 +6,7 @@ join :data:`shardy_ref.ir.verify.chlo_ops.SPECS`.
 from __future__ import annotations
 
 from shardy_ref.ir.builtin_attrs import ArrayAttr, IntegerAttr
-from shardy_ref.ir.chlo_attrs import ChloEnum, RaggedDotDimensionNumbers
+from shardy_ref.ir.chlo_attrs import ChloEnum, RaggedDotDimensionNumbers, ragged_prefix_dims
 from shardy_ref.ir.operation import Operation
 from shardy_ref.ir.types import I1, I64, RankedTensorType, Type
 from shardy_ref.ir.verify import VerifyContext, exit_verifier, op_error
@@ -70,13 +70,6 @@ def _dot_general_constraints(op, lhs, rhs, dims) -> None:
                 raise _error(op, f"{what} dimension sizes must match for lhs/rhs")
 
 
-def _ragged_prefix(dims, ragged: int, rank: int) -> list[int]:
-    batch, contracting = list(dims.lhs_batching_dimensions), list(dims.lhs_contracting_dimensions)
-    if ragged in batch:
-        return batch[:batch.index(ragged)]
-    if ragged in contracting:
-        return batch + contracting[:contracting.index(ragged)]
-    return batch + [d for d in range(ragged) if d not in batch and d not in contracting]
 
 
 def _shape_text(shape) -> str:
@@ -85,7 +78,7 @@ def _shape_text(shape) -> str:
 
 def _check_group_sizes(op, lhs, sizes, dims, ragged: int) -> None:
     """group_sizes is ``[g]`` or ``[*prefix, g]``."""
-    expected = [lhs.shape[d] for d in _ragged_prefix(dims, ragged, lhs.rank)]
+    expected = [lhs.shape[d] for d in ragged_prefix_dims(dims, ragged)]
     if sizes.rank == 1:
         return
     if sizes.rank != len(expected) + 1:
