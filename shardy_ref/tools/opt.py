@@ -155,20 +155,43 @@ def check_registered(module) -> None:
                              UNREGISTERED_MESSAGE)
 
 
+def read_input(path: str, stdin, stderr) -> tuple[str, str] | None:
+    """The input text and the file name diagnostics use (``-`` is stdin), or None after
+    reporting a file that cannot be read, as mlir-opt words it."""
+    if path == "-":
+        return stdin.read(), "<stdin>"
+    try:
+        with open(path, encoding="utf-8", errors="surrogateescape") as f:
+            return f.read(), path
+    except OSError as e:
+        stderr.write(f"Could not open input file '{path}': {e.strerror}\n")
+        return None
+
+
+def cli_main(prog: str, parse, run_, argv: list[str] | None) -> int:
+    """A command line's ``main``: parse flags (a usage error exits 1 with ``prog:``
+    before it), run, and turn a closed pipe or Ctrl-C into an exit status."""
+    try:
+        opts = parse(sys.argv[1:] if argv is None else argv)
+    except UsageError as e:
+        sys.stderr.write(f"{prog}: {e}\n")
+        return 1
+    try:
+        return run_(opts)
+    except BrokenPipeError:
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
 def run(opts: Options, stdin=None, stdout=None, stderr=None) -> int:
     from shardy_ref.tools.verify_diagnostics import check, collect_expectations
 
     stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
-    if opts.input == "-":
-        text, filename = stdin.read(), "<stdin>"
-    else:
-        try:
-            with open(opts.input, encoding="utf-8", errors="surrogateescape") as f:
-                text = f.read()
-        except OSError as e:
-            stderr.write(f"Could not open input file '{opts.input}': {e.strerror}\n")
-            return 1
-        filename = opts.input
+    source = read_input(opts.input, stdin, stderr)
+    if source is None:
+        return 1
+    text, filename = source
     outputs, failed = [], False
     source_lines = text.split("\n")
     for chunk in split_chunks(text, opts.split):
@@ -195,17 +218,7 @@ def run(opts: Options, stdin=None, stdout=None, stderr=None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    try:
-        opts = parse_args(sys.argv[1:] if argv is None else argv)
-    except UsageError as e:
-        sys.stderr.write(f"shardy-ref-opt: {e}\n")
-        return 1
-    try:
-        return run(opts)
-    except BrokenPipeError:
-        return 1
-    except KeyboardInterrupt:
-        return 130
+    return cli_main("shardy-ref-opt", parse_args, run, argv)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,8 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 
+from shardy_ref.tools.opt import UsageError, cli_main, read_input, split_chunks
+
 USAGE = __doc__.split("\n\n")[1]
 ARGS_USAGE = "--args=[dense<1> : tensor<2xi32>, ...]"
 
@@ -29,10 +31,6 @@ class Options:
     print_dense: bool = False
     probe_dir: str | None = None
     vectorize: bool = True
-
-
-class UsageError(Exception):
-    pass
 
 
 _FLAGS = {"interpret": "interpret", "split-input-file": "split",
@@ -133,19 +131,11 @@ def interpret_chunk(chunk, opts: Options, filename: str, args: list, out) -> lis
 
 
 def run(opts: Options, stdin=None, stdout=None, stderr=None) -> int:
-    from shardy_ref.tools.opt import split_chunks
-
     stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
-    if opts.input == "-":
-        text, filename = stdin.read(), "<stdin>"
-    else:
-        try:
-            with open(opts.input, encoding="utf-8", errors="surrogateescape") as f:
-                text = f.read()
-        except OSError as e:
-            stderr.write(f"Could not open input file '{opts.input}': {e.strerror}\n")
-            return 1
-        filename = opts.input
+    source = read_input(opts.input, stdin, stderr)
+    if source is None:
+        return 1
+    text, filename = source
     try:
         args = parse_interpreter_args(opts.args)
     except UsageError as e:
@@ -166,17 +156,7 @@ def run(opts: Options, stdin=None, stdout=None, stderr=None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    try:
-        opts = parse_args(sys.argv[1:] if argv is None else argv)
-    except UsageError as e:
-        sys.stderr.write(f"shardy-ref-translate: {e}\n")
-        return 1
-    try:
-        return run(opts)
-    except BrokenPipeError:
-        return 1
-    except KeyboardInterrupt:
-        return 130
+    return cli_main("shardy-ref-translate", parse_args, run, argv)
 
 
 if __name__ == "__main__":
