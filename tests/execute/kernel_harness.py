@@ -13,6 +13,23 @@ from shardy_ref.ir.verify import verify_module
 from shardy_ref.parser import parse_module, parse_type
 
 
+def random_window_padding(rng: np.random.Generator, sizes, windows, strides, base_dilations,
+                          window_dilations, negative: bool = True) -> tuple[list, list]:
+    """Random ``(low, high)`` padding per dimension (negative too, if ``negative``) that
+    leaves room for at least one window, and the number of windows per dimension: the
+    spatial geometry of ``convolution`` and of ``reduce_window``."""
+    padding, out = [], []
+    for s, w, st_, b, d in zip(sizes, windows, strides, base_dilations, window_dilations,
+                               strict=True):
+        extent, dilated = (w - 1) * d + 1, (s - 1) * b + 1
+        least = -1 if negative else 0
+        lo = int(rng.integers(least, 3))
+        hi = max(int(rng.integers(least, 3)), extent - dilated - lo)
+        padding.append((lo, hi))
+        out.append((lo + dilated + hi - extent) // st_ + 1)
+    return padding, out
+
+
 def dtype_of(element_type: str) -> np.dtype:
     """The storage dtype of an element type written in MLIR (``"bf16"``, ``"ui8"``)."""
     return storage_dtype(parse_type(f"tensor<{element_type}>").element_type)

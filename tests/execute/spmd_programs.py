@@ -28,6 +28,18 @@ class Builder:
     counter: int = 0
     channel: int = 0
     self_loops: bool = True  # jaxlib's interpreter predates the fix of self-loops
+    # jaxlib's interpreter meets processes by (process group, channel id): two channel-less
+    # collectives over the same processes race there. For it, at most one per program.
+    one_channelless: bool = False
+    channelless: int = 0
+
+    def may_skip_channel(self) -> bool:
+        """Whether the next collective may go without a channel handle (and if so, count
+        it)."""
+        if self.one_channelless and self.channelless:
+            return False
+        self.channelless += 1
+        return True
 
     def fresh(self) -> str:
         self.counter += 1
@@ -36,6 +48,17 @@ class Builder:
     def type(self, shape=None) -> str:
         dims = "".join(f"{d}x" for d in (self.shape if shape is None else shape))
         return f"tensor<{dims}{self.element}>"
+
+    def emit(self, name: str, x: str, attrs: list[str], shape=None, region: str = "") -> str:
+        """Append ``%out = "stablehlo.<name>"(x) region {attrs} : (T) -> R`` (``R`` of
+        ``shape``, default the current shape, which becomes the current shape)."""
+        out = self.fresh()
+        new = list(self.shape if shape is None else shape)
+        body = ", ".join(a for a in attrs if a)
+        self.lines.append(f'{out} = "stablehlo.{name}"({x}) {region + " " if region else ""}'
+                          f"{{{body}}} : ({self.type()}) -> {self.type(new)}")
+        self.shape = new
+        return out
 
     def next_channel(self) -> str:
         self.channel += 1
@@ -60,6 +83,8 @@ def _reduction_groups(draw, b: Builder) -> tuple[list[list[int]], str, int]:
     """Groups, attributes and the number of processes per group for all_reduce/all_gather/
     reduce_scatter: one of the three strategies of the spec."""
     kind = draw(st.sampled_from(["cross_replica", "cross_replica_and_partition", "flattened"]))
+    if kind == "cross_replica" and not b.may_skip_channel():
+        kind = "cross_replica_and_partition"
     if kind == "flattened":
         groups = _groups(draw, b.replicas * b.partitions)
         return groups, f"{b.next_channel()}, use_global_device_ids", len(groups[0])
@@ -71,13 +96,9 @@ def _reduction_groups(draw, b: Builder) -> tuple[list[list[int]], str, int]:
 
 def _exchange_groups(draw, b: Builder) -> tuple[list[list[int]], str]:
     """Groups for all_to_all/collective_broadcast: cross-replica or cross-partition."""
-    if draw(st.booleans()):
+    if draw(st.booleans()) and b.may_skip_channel():
         return _groups(draw, b.replicas), ""
     return _groups(draw, b.partitions), b.next_channel()
-
-
-def _attrs(*parts: str) -> str:
-    return ", ".join(p for p in parts if p)
 
 
 def _region(b: Builder, draw) -> str:
@@ -94,11 +115,8 @@ def _region(b: Builder, draw) -> str:
 
 def _all_reduce(draw, b: Builder, x: str) -> str:
     groups, attrs, _ = _reduction_groups(draw, b)
-    out = b.fresh()
-    b.lines.append(f'{out} = "stablehlo.all_reduce"({x}) {_region(b, draw)} '
-                   f'{{{_attrs("replica_groups = " + _dense_groups(groups), attrs)}}} '
-                   f': ({b.type()}) -> {b.type()}')
-    return out
+    return b.emit("all_reduce", x, ["replica_groups = " + _dense_groups(groups), attrs],
+                  region=_region(b, draw))
 
 
 def _all_gather(draw, b: Builder, x: str) -> str:
@@ -108,12 +126,8 @@ def _all_gather(draw, b: Builder, x: str) -> str:
     new[dim] *= size
     if new[dim] > 48:
         return x
-    out = b.fresh()
-    b.lines.append(f'{out} = "stablehlo.all_gather"({x}) '
-                   f'{{{_attrs(f"all_gather_dim = {dim} : i64", "replica_groups = " + _dense_groups(groups), attrs)}}} '  # noqa: E501
-                   f': ({b.type()}) -> {b.type(new)}')
-    b.shape = new
-    return out
+    return b.emit("all_gather", x, [f"all_gather_dim = {dim} : i64",
+                                    "replica_groups = " + _dense_groups(groups), attrs], new)
 
 
 def _reduce_scatter(draw, b: Builder, x: str) -> str:
@@ -124,12 +138,9 @@ def _reduce_scatter(draw, b: Builder, x: str) -> str:
     dim = draw(st.sampled_from(dims))
     new = list(b.shape)
     new[dim] //= size
-    out = b.fresh()
-    b.lines.append(f'{out} = "stablehlo.reduce_scatter"({x}) {_region(b, draw)} '
-                   f'{{{_attrs(f"scatter_dimension = {dim} : i64", "replica_groups = " + _dense_groups(groups), attrs)}}} '  # noqa: E501
-                   f': ({b.type()}) -> {b.type(new)}')
-    b.shape = new
-    return out
+    return b.emit("reduce_scatter", x, [f"scatter_dimension = {dim} : i64",
+                                        "replica_groups = " + _dense_groups(groups), attrs],
+                  new, region=_region(b, draw))
 
 
 def _all_to_all(draw, b: Builder, x: str) -> str:
@@ -143,16 +154,14 @@ def _all_to_all(draw, b: Builder, x: str) -> str:
     new = list(b.shape)
     new[split] //= count
     new[concat] *= count
-    out = b.fresh()
-    b.lines.append(f'{out} = "stablehlo.all_to_all"({x}) '
-                   f'{{{_attrs(f"split_dimension = {split} : i64", f"concat_dimension = {concat} : i64", f"split_count = {count} : i64", "replica_groups = " + _dense_groups(groups), attrs)}}} '  # noqa: E501
-                   f': ({b.type()}) -> {b.type(new)}')
-    b.shape = new
-    return out
+    return b.emit("all_to_all", x, [f"split_dimension = {split} : i64",
+                                    f"concat_dimension = {concat} : i64",
+                                    f"split_count = {count} : i64",
+                                    "replica_groups = " + _dense_groups(groups), attrs], new)
 
 
 def _collective_permute(draw, b: Builder, x: str) -> str:
-    cross_partition = draw(st.booleans())
+    cross_partition = draw(st.booleans()) or not b.may_skip_channel()
     ids = b.partitions if cross_partition else b.replicas
     sources = draw(st.lists(st.integers(0, ids - 1), unique=True, max_size=ids))
     targets = draw(st.permutations(range(ids)))[:len(sources)]
@@ -161,20 +170,14 @@ def _collective_permute(draw, b: Builder, x: str) -> str:
     if not pairs:
         return x
     attrs = b.next_channel() if cross_partition else ""
-    out = b.fresh()
-    b.lines.append(f'{out} = "stablehlo.collective_permute"({x}) '
-                   f'{{{_attrs("source_target_pairs = " + _dense_groups(pairs), attrs)}}} '
-                   f': ({b.type()}) -> {b.type()}')
-    return out
+    return b.emit("collective_permute", x, ["source_target_pairs = " + _dense_groups(pairs),
+                                            attrs])
 
 
 def _collective_broadcast(draw, b: Builder, x: str) -> str:
     groups, attrs = _exchange_groups(draw, b)
-    out = b.fresh()
-    b.lines.append(f'{out} = "stablehlo.collective_broadcast"({x}) '
-                   f'{{{_attrs("replica_groups = " + _dense_groups(groups), attrs)}}} '
-                   f': ({b.type()}) -> {b.type()}')
-    return out
+    return b.emit("collective_broadcast", x, ["replica_groups = " + _dense_groups(groups),
+                                              attrs])
 
 
 def _elementwise(draw, b: Builder, x: str) -> str:
@@ -189,14 +192,16 @@ STEPS = [_all_reduce, _all_gather, _reduce_scatter, _all_to_all, _collective_per
 
 
 @st.composite
-def spmd_programs(draw, max_processes: int = 16, max_steps: int = 5, self_loops: bool = True):
+def spmd_programs(draw, max_processes: int = 16, max_steps: int = 5, self_loops: bool = True,
+                  one_channelless: bool = False):
     """The text of a module whose @main returns every process's result."""
     grids = [(r, p) for r in range(1, max_processes + 1) for p in range(1, max_processes + 1)
              if r * p <= max_processes]
     replicas, partitions = draw(st.sampled_from(grids))
     element = draw(st.sampled_from(["i32", "f32", "ui8"]))
     shape = [draw(st.sampled_from([1, 2, 4, 6])), draw(st.sampled_from([2, 4, 8]))]
-    b = Builder(replicas, partitions, element, shape, self_loops=self_loops)
+    b = Builder(replicas, partitions, element, shape, self_loops=self_loops,
+                one_channelless=one_channelless)
     cvt = "convert"
     b.lines += [
         "%r = stablehlo.replica_id : tensor<ui32>",

@@ -18,6 +18,7 @@ from tests.execute.kernel_harness import (
     literal,
     module,
     random_values,
+    random_window_padding,
     tensor_type,
 )
 
@@ -44,14 +45,8 @@ def random_conv(rng: np.random.Generator, et: str = "i32", small: bool = True,
     lhs_dil = [int(rng.integers(1, 3)) for _ in range(d)]
     rhs_dil = [int(rng.integers(1, 3)) for _ in range(d)]
     reverse = [bool(rng.random() < 0.3) for _ in range(d)]
-    padding, out_sp = [], []
-    for s, k, st_, ld, rd in zip(spatial, kernel, strides, lhs_dil, rhs_dil, strict=True):
-        extent, base = (k - 1) * rd + 1, (s - 1) * ld + 1
-        least = -1 if negative_padding else 0
-        lo = int(rng.integers(least, 3))
-        hi = max(int(rng.integers(least, 3)), extent - base - lo)
-        padding.append((lo, hi))
-        out_sp.append((lo + base + hi - extent) // st_ + 1)
+    padding, out_sp = random_window_padding(rng, spatial, kernel, strides, lhs_dil, rhs_dil,
+                                            negative_padding)
     lperm, llay = _layout(rng, d, ("b", "f"))
     kperm, klay = _layout(rng, d, ("i", "o"))
     operm, olay = _layout(rng, d, ("b", "f"))

@@ -15,21 +15,15 @@ reference ignores ``compare_type``.
 """
 from __future__ import annotations
 
-import json
-import re
-import subprocess
-
 import numpy as np
 import pytest
-from corpus import ORACLE_PY
 
 from shardy_ref.execute.kernels.compare import total_order_keys
 from shardy_ref.execute.kernels.elementwise_base import round_to
 from shardy_ref.execute.values import from_dense
 from shardy_ref.ir.types import ComplexType, FloatType, IntegerType
 from shardy_ref.parser import parse_attribute
-from tests.conftest import ROOT
-from tests.execute.oracle import ours
+from tests.execute.oracle import oracle_results, ours
 
 pytestmark = pytest.mark.oracle
 
@@ -200,46 +194,6 @@ def check_same(mine, theirs, ulps: int = 0, context: str = "") -> None:
             else:
                 bad = x != y
             assert not bad.any(), _describe(x, y, bad, context)
-
-
-# -- the oracle ------------------------------------------------------------------------------
-def oracle(texts: list[str]) -> list:
-    """Like ``oracle.oracle_results`` (one oracle process for all modules), but keeping the
-    sign of float zeros the oracle prints as ``-0.000000e+00``: our literal parser drops it
-    for types other than f32/f64 (``ir/floatfmt.round_float``)."""
-    jobs = [{"id": str(i), "text": t} for i, t in enumerate(texts)]
-    proc = subprocess.run([str(ORACLE_PY), str(ROOT / "tools" / "oracle_interpret.py")],
-                          input=json.dumps(jobs), capture_output=True, text=True, check=True,
-                          timeout=1800)
-    raw = json.loads(proc.stdout)
-    out = []
-    for i in range(len(texts)):
-        r = raw[str(i)]
-        out.append([_parse_result(s) for s in r["results"]] if r["ok"] else r["err"])
-    return out
-
-
-_NEG_ZERO = re.compile(r"-0(\.0*)?(e[-+]?0+)?$")
-
-
-def _parse_result(text: str):
-    value = from_dense(parse_attribute(text))
-    if value.data.dtype.kind not in "fcV":
-        return value
-    body = text[text.index("<") + 1:text.rindex(">")]
-    body = body[:body.rindex(":")].rstrip().rstrip(">")
-    tokens = re.findall(r"[^\s\[\](),]+", body)
-    negative = np.array([bool(_NEG_ZERO.match(tok)) for tok in tokens])
-    if not negative.any():
-        return value
-    data = np.array(value.data)
-    parts = [data.real, data.imag] if data.dtype.kind == "c" else [data]
-    for k, p in enumerate(parts):
-        flags = negative[k::len(parts)]
-        flags = flags.reshape(p.shape) if flags.size == p.size else \
-            np.broadcast_to(flags[0], p.shape)
-        p[...] = np.where(flags, -np.abs(p.astype(np.float64)).astype(p.dtype), p)
-    return value.__class__(value.type, data, 0)
 
 
 def _describe(x: np.ndarray, y: np.ndarray, bad: np.ndarray, context: str) -> str:
@@ -491,7 +445,7 @@ FAMILIES = {
 def outcomes() -> dict:
     """Every family's programs through one oracle run."""
     families = {name: make() for name, make in FAMILIES.items()}
-    results = iter(oracle([text for cases in families.values() for text, _ in cases]))
+    results = iter(oracle_results([text for cases in families.values() for text, _ in cases]))
     return {name: (cases, [next(results) for _ in cases]) for name, cases in families.items()}
 
 

@@ -222,6 +222,20 @@ def _shape_case(r: random.Random) -> Case:
                  attrs=f"dimension = {dim} : i64")
 
 
+def _random_padding(r: random.Random, shape) -> tuple[list, list, list, list]:
+    """Random low (possibly negative), high and interior padding of ``pad``/``dynamic_pad``
+    per dimension, never below an empty result, and the padded shape."""
+    low, high, interior, out = [], [], [], []
+    for n in shape:
+        it = r.randint(0, 2)
+        full = n + (n - 1) * it
+        lo = r.randint(-full, 2)
+        hi = r.randint(-(full + lo), 2)
+        low.append(lo), high.append(hi), interior.append(it)
+        out.append(full + lo + hi)
+    return low, high, interior, out
+
+
 def _slicing_case(r: random.Random) -> Case:
     et = r.choice(DATA_TYPES)
     shape = [r.randint(1, 5) for _ in range(r.randint(1, 3))]
@@ -237,14 +251,7 @@ def _slicing_case(r: random.Random) -> Case:
                      attrs=f"start_indices = {_arr(start)}, limit_indices = {_arr(limit)}, "
                      f"strides = {_arr(strides)}")
     if kind == "pad":
-        low, high, interior, out = [], [], [], []
-        for n in shape:
-            it = r.randint(0, 2)
-            full = n + (n - 1) * it
-            lo = r.randint(-full, 2)
-            hi = r.randint(-(full + lo), 2)
-            low.append(lo), high.append(hi), interior.append(it)
-            out.append(full + lo + hi)
+        low, high, interior, out = _random_padding(r, shape)
         return _case("stablehlo.pad", [t, ttype((), et)], [ttype(out, et)],
                      lambda g: [random_array(g, shape, et), random_array(g, (), et)],
                      attrs=f"edge_padding_low = {_arr(low)}, edge_padding_high = "
@@ -321,14 +328,7 @@ def _dynamic_case(r: random.Random) -> Case:
                      [ttype(new, et)], lambda g: [random_array(g, shape, et), vec(new)],
                      [True, False])
     if kind == "dynamic_pad":
-        low, high, interior, out = [], [], [], []
-        for n in shape:
-            it = r.randint(0, 2)
-            full = n + (n - 1) * it
-            lo = r.randint(-full, 2)
-            hi = r.randint(-(full + lo), 2)
-            low.append(lo), high.append(hi), interior.append(it)
-            out.append(full + lo + hi)
+        low, high, interior, out = _random_padding(r, shape)
         v = ttype((len(shape),), st)
         return _case("stablehlo.dynamic_pad", [ttype(shape, et), ttype((), et), v, v, v],
                      [ttype(out, et)],

@@ -81,11 +81,11 @@ def test_vectorized_run_equals_one_thread_per_process(text):
 
 @pytest.mark.oracle
 def test_collectives_agree_with_the_reference_interpreter():
-    """200 random SPMD programs. jaxlib's interpreter (older than the corpus) is not
-    deterministic on some of them (its rendezvous races: runs of the same program give
-    different values, or it crashes, more often under load), so a program counts where two
-    of three oracle runs agree bit for bit; at least 80% must, and ours must equal every
-    one of those exactly."""
+    """200 random SPMD programs. jaxlib's interpreter (older than the corpus) meets processes
+    by (process group, channel id), so two channel-less collectives over the same processes
+    race in it: the programs here have at most one. It still crashes now and then under load
+    (oracle_results runs those again); a program counts where two oracle runs agree bit for
+    bit, at least 95% must, and ours must equal every one of those exactly."""
     from hypothesis import HealthCheck, Phase
     from hypothesis import settings as hsettings
 
@@ -95,18 +95,14 @@ def test_collectives_agree_with_the_reference_interpreter():
 
     @hsettings(max_examples=200, deadline=None, phases=[Phase.generate], database=None,
                suppress_health_check=list(HealthCheck), derandomize=True)
-    @given(spmd_programs(max_processes=8, self_loops=False))
+    @given(spmd_programs(max_processes=8, self_loops=False, one_channelless=True))
     def collect(text):
         texts.append(text)
 
     collect()
-    runs = [oracle_results(texts) for _ in range(3)]
-    stable = []
-    for text, a, b, c in zip(texts, *runs, strict=True):
-        agreed = a if same_results(a, b) or same_results(a, c) else \
-            b if same_results(b, c) else None
-        if agreed is not None:
-            stable.append((text, agreed))
-    assert len(stable) >= 0.8 * len(texts), f"only {len(stable)} of {len(texts)} stable"
+    first, second = oracle_results(texts), oracle_results(texts)
+    stable = [(t, a) for t, a, b in zip(texts, first, second, strict=True)
+              if same_results(a, b)]
+    assert len(stable) >= 0.95 * len(texts), f"only {len(stable)} of {len(texts)} stable"
     for text, expected in stable:
         assert_same(ours(text), expected, context=text)

@@ -19,6 +19,7 @@ from tests.execute.kernel_harness import (
     literal,
     module,
     random_values,
+    random_window_padding,
     tensor_type,
 )
 from tests.execute.test_reduce import argmax_body, body
@@ -35,14 +36,7 @@ def random_window(rng: np.random.Generator, negative_padding: bool = True) -> di
     strides = [int(s) for s in rng.integers(1, 3, rank)]
     base = [int(s) for s in rng.integers(1, 3, rank)]
     wdil = [int(s) for s in rng.integers(1, 3, rank)]
-    padding, out = [], []
-    for s, w, st_, b, d in zip(shape, dims, strides, base, wdil, strict=True):
-        extent, dilated = (w - 1) * d + 1, (s - 1) * b + 1
-        least = -1 if negative_padding else 0
-        lo = int(rng.integers(least, 3))
-        hi = max(int(rng.integers(least, 3)), extent - dilated - lo)
-        padding.append((lo, hi))
-        out.append((lo + dilated + hi - extent) // st_ + 1)
+    padding, out = random_window_padding(rng, shape, dims, strides, base, wdil, negative_padding)
     return dict(shape=shape, dims=dims, strides=strides, base=base, wdil=wdil,
                 padding=padding, out=out)
 
