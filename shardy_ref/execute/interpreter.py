@@ -9,6 +9,7 @@ program. Each block is compiled once into a plan (kernel and operands per op).
 """
 from __future__ import annotations
 
+import math
 import os
 import sys
 import threading
@@ -158,6 +159,7 @@ class Interpreter:
     def _run_block(self, ctx: Context, block, args: list) -> list:
         env = ctx.env
         lift = ctx.lifting
+        batch_size = math.prod(ctx.batch_shape)  # the memory check's factor, once per block
         for arg, value in zip(block.args, args, strict=True):
             env[arg] = value
         for op, fn, operands, nbytes in self._plan(block):
@@ -167,7 +169,7 @@ class Interpreter:
             if fn is None:
                 return args
             if nbytes and ctx.batch_shape:
-                self._check_memory(op, nbytes * int(np.prod(ctx.batch_shape)))
+                self._check_memory(op, nbytes * batch_size)
             try:
                 out = fn(ctx, op, *args)
             except InterpreterError as e:
