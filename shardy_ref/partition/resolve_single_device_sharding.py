@@ -15,13 +15,10 @@ from shardy_ref.ir.stablehlo_attrs import StablehloEnum
 from shardy_ref.ir.symbols import SymbolTable
 from shardy_ref.ir.types import ComplexType, FloatType, IntegerType, RankedTensorType, TokenType
 from shardy_ref.ir.value_sharding import get_sharding
+from shardy_ref.partition.lowering import SCALAR_I64, Builder, device_id
 from shardy_ref.partition.single_device import global_mesh_name, is_single_device
 from shardy_ref.pass_manager import Pass, PassContext, register_pass
 from shardy_ref.propagate.imports.manual_axes_cleanup import mesh_or_lookup
-
-I64 = IntegerType(64)
-SCALAR_I64 = RankedTensorType((), I64)
-
 
 def single_device_id(op: Operation, table: SymbolTable) -> int | None:
     """Upstream ``getSingleDeviceIdForOp``: the device of the op's single-device result
@@ -59,35 +56,12 @@ def _zero(type_: RankedTensorType):
     return DenseElementsAttr.from_values(type_, [value])
 
 
-class _Builder:
-    """Inserts new ops before an anchor, in order."""
-
-    def __init__(self, anchor: Operation):
-        self.anchor = anchor
-
-    def op(self, name: str, operands=(), types=(), attributes=None, regions=()) -> Operation:
-        op = Operation(name, list(operands), list(types), attributes or {}, list(regions),
-                       location=self.anchor.location)
-        self.anchor.parent.insert_before(self.anchor, op)
-        return op
-
-
-def _device_id(b: _Builder, replica_count: int, partition_count: int):
-    """Upstream ``getDeviceId``: the replica or partition id as a scalar i64."""
-    if replica_count != 1 and partition_count != 1:
-        raise PassError(b.anchor.location, "Shardy partitioner does not support "
-                        "replica_count > 1 && partition_count > 1 yet.")
-    name = "stablehlo.replica_id" if replica_count > 1 else "stablehlo.partition_id"
-    value = b.op(name, types=[RankedTensorType((), IntegerType(32, "unsigned"))]).results[0]
-    return b.op("stablehlo.convert", [value], [SCALAR_I64]).results[0]
-
-
 def resolve(op: Operation, table: SymbolTable, global_name: str, replica_count: int,
             partition_count: int) -> None:
     """Upstream ``resolveSingleDeviceOp``."""
     device = single_device_id(op, table)
-    b = _Builder(op)
-    current = _device_id(b, replica_count, partition_count)
+    b = Builder(op)
+    current = device_id(b, replica_count, partition_count)
     target = b.op("stablehlo.constant", types=[SCALAR_I64], attributes={
         "value": DenseElementsAttr.from_values(SCALAR_I64, [device])}).results[0]
     guard = b.op("stablehlo.compare", [current, target], [RankedTensorType((), IntegerType(1))],
