@@ -66,7 +66,12 @@ PASS_MODULES: dict[str, str] = {
     "sdy-insert-explicit-reshards": _PARTITION + "insert_explicit_reshards",
     "sdy-reshard-to-collectives": _PARTITION + "reshard_to_collectives",
     "sdy-resolve-single-device-sharding": _PARTITION + "resolve_single_device_sharding",
+    "sdy-resolve-permutation-factors": _PARTITION + "resolve_permutation_factors",
+    "sdy-pad-for-divisibility": _PARTITION + "pad_for_divisibility",
     "sdy-remove-all-gather-reduce-scatter-for-cmv1": _PARTITION + "remove_ag_rs_for_cmv1",
+    "sdy-per-instruction-partitioning": _PARTITION + "per_instruction_partitioning",
+    "sdy-ref-per-device-pipeline": _PARTITION + "per_device_pipeline",
+    "sdy-convert-global-to-local": _PARTITION + "convert_global_to_local.pass_",
 }
 
 PASSES: dict[str, type[Pass]] = {}

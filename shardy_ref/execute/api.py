@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from shardy_ref.execute import spmd
+from shardy_ref.execute.context import Context, ProcessGrid
 from shardy_ref.execute.dtypes import storage_dtype
 from shardy_ref.execute.errors import InterpreterError
 from shardy_ref.execute.interpreter import Interpreter
@@ -29,6 +31,38 @@ def run(module, *arrays, function: str = "main") -> tuple:
     args = [_argument(function, i, t, a) for i, (t, a) in enumerate(zip(types, arrays,
                                                                         strict=True))]
     return tuple(_to_numpy(v) for v in interp.run_args(func, args))
+
+
+def run_spmd(module, per_process: list, *, num_replicas: int = 1,
+             function: str = "main", vectorize: bool = True) -> list[tuple]:
+    """Run ``function`` on every process of a ``num_replicas x num_partitions`` grid, as
+    ``interpreter.run_parallel`` with the same program everywhere does: ``per_process[i]``
+    is the list of NumPy arguments of process ``i`` (``replica_id * num_partitions +
+    partition_id``); returns each process's results as a tuple of NumPy arrays."""
+    op = _module_op(module)
+    interp = Interpreter(op, vectorize=vectorize)
+    func = interp.entry_function(function)
+    block = func.regions[0].blocks[0] if func.regions and func.regions[0].blocks else None
+    if block is None:
+        raise InterpreterError(func.location, f"@{function} has no body to run")
+    n = len(per_process)
+    if n == 0 or n % num_replicas:
+        raise InterpreterError(func.location, f"{n} processes do not form a grid of "
+                               f"{num_replicas} replica(s)")
+    types = [a.type for a in block.args]
+    args = []
+    for pid, arrays in enumerate(per_process):
+        if len(arrays) != len(types):
+            raise InterpreterError(func.location, f"@{function} takes {len(types)} arguments, "
+                                   f"process {pid} got {len(arrays)}")
+        args.append([_argument(function, i, t, a)
+                     for i, (t, a) in enumerate(zip(types, arrays, strict=True))])
+    grid = ProcessGrid(num_replicas, n // num_replicas)
+    ctx = Context(interp, ())
+    with np.errstate(all="ignore"):
+        results = (spmd.run_vectorized(ctx, grid, func, args) if vectorize
+                   else spmd.run_threads(ctx, grid, [func] * n, args, []))
+    return [tuple(_to_numpy(v) for v in per) for per in results]
 
 
 def _module_op(module):

@@ -252,7 +252,9 @@ def _check_value(ctx: Context, op, type_, value) -> None:
         if not ok:
             raise InterpreterError(op.location, f"internal error: the kernel of '{op.name}' "
                                    f"gave {value.data.dtype}{list(value.data.shape)} "
-                                   f"(batch {value.batch}) for {type_}")
+                                   f"(batch {value.batch}) for {type_} (a result type the "
+                                   "op's operands and attributes do not give, or a kernel "
+                                   "bug)")
     elif not isinstance(value, (Token, TupleValue)):
         raise InterpreterError(op.location, f"internal error: the kernel of '{op.name}' gave "
                                f"a {type(value).__name__}")

@@ -252,13 +252,13 @@ def run_parallel(ctx: Context, op, inputs: list) -> list:
         if "infeed" in op.attributes else []
     same = len(set(names)) == 1
     if same and ctx.interp.vectorize and not infeed:
-        results = _run_vectorized(ctx, grid, funcs[0], args)
+        results = run_vectorized(ctx, grid, funcs[0], args)
     else:
-        results = _run_threads(ctx, grid, funcs, args, infeed)
+        results = run_threads(ctx, grid, funcs, args, infeed)
     return [v for per_process in results for v in per_process]
 
 
-def _run_vectorized(ctx: Context, grid: ProcessGrid, func, args: list) -> list:
+def run_vectorized(ctx: Context, grid: ProcessGrid, func, args: list) -> list:
     n = grid.num_processes
     batched = []
     for position in range(len(args[0])):
@@ -279,7 +279,7 @@ def _stack(values: list, n: int):
     return Tensor(first.type, np.stack([v.data for v in values]), 1)
 
 
-def _run_threads(ctx: Context, grid: ProcessGrid, funcs: list, args: list,
+def run_threads(ctx: Context, grid: ProcessGrid, funcs: list, args: list,
                  infeed: list) -> list:
     rendezvous = Rendezvous()
     rendezvous.infeed = deque(infeed)

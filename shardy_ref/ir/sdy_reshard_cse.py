@@ -84,6 +84,8 @@ def _target_sharding(sharding: TensorSharding, value: Value) -> TensorSharding:
 class _AxisStride:
     axis: AxisRef
     stride: float
+    prefix_size: int = 1  # elements of the dims before this axis's dim x preceding axes
+    dim_size: int = 1
 
 
 def _near(a: float, b: float) -> bool:
@@ -95,9 +97,9 @@ def _ceil_div(a: int, b: int) -> int:
 
 
 def _axis_strides(sharding: TensorSharding, type_: RankedTensorType,
-                  mesh: Mesh) -> list[_AxisStride]:
-    """``getAxisStrides`` (divisible case): each axis with the linear stride it shards at,
-    sorted by stride, consecutive sub-axes of one axis merged."""
+                  mesh: Mesh, allow_non_divisible: bool = False) -> list[_AxisStride]:
+    """``getAxisStrides``: each axis with the linear stride it shards at, sorted by
+    stride, consecutive sub-axes of one axis merged."""
     strides: list[_AxisStride] = []
     cumulative = 1.0
     for i in range(type_.rank - 1, -1, -1):
@@ -105,9 +107,16 @@ def _axis_strides(sharding: TensorSharding, type_: RankedTensorType,
         total = 1
         for axis in axes:
             total *= axis.size(mesh)
-        current = cumulative * float(_ceil_div(type_.shape[i], total))
+        per_shard = type_.shape[i] / total if allow_non_divisible \
+            else float(_ceil_div(type_.shape[i], total))
+        current = cumulative * per_shard
+        prefix = 1
+        for d in type_.shape[:i]:
+            prefix *= d
+        preceding = total
         for axis in reversed(axes):
-            strides.append(_AxisStride(axis, current))
+            preceding //= axis.size(mesh)
+            strides.append(_AxisStride(axis, current, prefix * preceding, type_.shape[i]))
             current *= axis.size(mesh)
         cumulative *= type_.shape[i]
     strides.sort(key=lambda s: s.stride)
@@ -118,20 +127,31 @@ def _axis_strides(sharding: TensorSharding, type_: RankedTensorType,
             prev, curr = back.axis, entry.axis
             if prev.name == curr.name \
                     and curr.pre_size * curr.size(mesh) == prev.pre_size \
-                    and _near(entry.stride, back.stride * prev.size(mesh)):
+                    and _mergeable(back, entry, mesh, allow_non_divisible):
                 pre = min(prev.pre_size, curr.pre_size)
                 size = prev.size(mesh) * curr.size(mesh)
                 back.axis = AxisRef(prev.name) if pre == 1 and size == mesh.axis_size(prev.name) \
                     else AxisRef.sub(prev.name, pre, size)
+                back.prefix_size = min(back.prefix_size, entry.prefix_size)
                 continue
         merged.append(entry)
     return merged
 
 
+def _mergeable(back: _AxisStride, entry: _AxisStride, mesh: Mesh,
+               allow_non_divisible: bool) -> bool:
+    if not allow_non_divisible:
+        return _near(entry.stride, back.stride * back.axis.size(mesh))
+    return back.prefix_size == entry.prefix_size or (
+        back.prefix_size == entry.prefix_size * entry.dim_size
+        and entry.axis.size(mesh) == entry.dim_size)
+
+
 def is_sharding_equivalent_across_reshapes(s1: TensorSharding | None, t1,
                                            s2: TensorSharding | None, t2,
-                                           op: Operation) -> bool:
-    """Upstream ``isShardingEquivalentAcrossReshapes`` (``allowNonDivisible`` false)."""
+                                           op: Operation,
+                                           allow_non_divisible: bool = False) -> bool:
+    """Upstream ``isShardingEquivalentAcrossReshapes``."""
     if s1 == s2 and t1 == t2:
         return True
     if s1 is None or s2 is None or s1.mesh_or_ref != s2.mesh_or_ref:
@@ -145,9 +165,12 @@ def is_sharding_equivalent_across_reshapes(s1: TensorSharding | None, t1,
     mesh = mesh_of(s1, op)
     if mesh is None:
         return False
-    strides1, strides2 = _axis_strides(s1, t1, mesh), _axis_strides(s2, t2, mesh)
+    strides1 = _axis_strides(s1, t1, mesh, allow_non_divisible)
+    strides2 = _axis_strides(s2, t2, mesh, allow_non_divisible)
     return len(strides1) == len(strides2) and all(
-        a.axis == b.axis and _near(a.stride, b.stride) for a, b in zip(strides1, strides2))
+        a.axis == b.axis and (a.prefix_size == b.prefix_size if allow_non_divisible
+                              else _near(a.stride, b.stride))
+        for a, b in zip(strides1, strides2))
 
 
 def _find_compatible_reshard(root: Value, target: TensorSharding, target_type, block: Block,

@@ -49,10 +49,11 @@ def _load_printers() -> None:
 class Printer:
     """Accumulates output text; the per-op printers call its helpers."""
 
-    def __init__(self, root: Operation, generic: bool = False):
+    def __init__(self, root: Operation, generic: bool = False, generic_dialects=()):
         if not PRINTERS:
             _load_printers()
         self.generic = generic
+        self.generic_dialects = frozenset(generic_dialects)  # printed generic (unregistered)
         self.names = NameState(root, generic)
         self.parts: list[str] = []
         self.indent = 0
@@ -101,7 +102,7 @@ class Printer:
     def print_op(self, op: Operation) -> None:
         if op.results:
             self.write(self.names.result_list(op) + " = ")
-        if not self.generic:
+        if not self.generic and op.dialect not in self.generic_dialects:
             fn = PRINTERS.get(op.name)
             if fn is not None:
                 mark = len(self.parts)
@@ -213,9 +214,10 @@ def _is_terminator(op: Operation) -> bool:
     return d is not None and d.terminator
 
 
-def print_module(module: Operation, generic: bool = False) -> str:
-    """The text MLIR prints for a top-level op (normally ``builtin.module``), with newline."""
-    p = Printer(module, generic)
+def print_module(module: Operation, generic: bool = False, generic_dialects=()) -> str:
+    """The text MLIR prints for a top-level op (normally ``builtin.module``), with newline;
+    ops of ``generic_dialects`` (dialects the tool does not register) print generic."""
+    p = Printer(module, generic, generic_dialects)
     p.print_op(module)
     return p.text() + "\n"
 

@@ -78,7 +78,7 @@ def _is_single_device(sharding: TensorSharding | None, table: SymbolTable) -> bo
     return sharding is not None and mesh_or_lookup(table, sharding.mesh_or_ref).is_maximal
 
 
-class _Inserter:
+class Inserter:
     """One function's explicit reshards."""
 
     def __init__(self, func: Operation, module: Operation, full: bool):
@@ -303,7 +303,7 @@ class _Inserter:
         rule = get_or_create_sharding_rule(op, False, set_sharding_rule_on_op=False)
         if rule is None or rule.is_custom_rule:
             return
-        mesh_name = _common_mesh_name(in_shardings, out_shardings, self.table)
+        mesh_name = common_mesh_name(in_shardings, out_shardings, self.table)
         if mesh_name is None:
             return
         mesh = mesh_or_lookup(self.table, mesh_name)
@@ -383,7 +383,7 @@ def _is_on_full_version(op: Operation, full: bool) -> bool:
     return False
 
 
-def _common_mesh_name(ins: Sequence, outs: Sequence, table: SymbolTable):
+def common_mesh_name(ins: Sequence, outs: Sequence, table: SymbolTable):
     """Upstream ``getCommonMeshName(..., ignoreDeviceIds=true)`` then the most common mesh
     among the shardings that are not fully replicated."""
     name, mesh = None, None
@@ -497,4 +497,4 @@ class InsertExplicitReshardsPass(Pass):
 
     def run(self, op: Operation, ctx: PassContext) -> None:
         module = op.parent_op
-        _Inserter(op, module, self.enable_full_version).run()
+        Inserter(op, module, self.enable_full_version).run()

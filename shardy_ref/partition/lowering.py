@@ -3,9 +3,10 @@
 convert-global-to-local): an op builder that inserts before an anchor, and the device id."""
 from __future__ import annotations
 
+from shardy_ref.ir.builtin_attrs import DenseElementsAttr
 from shardy_ref.ir.diagnostics import PassError
 from shardy_ref.ir.operation import Operation
-from shardy_ref.ir.types import IntegerType, RankedTensorType
+from shardy_ref.ir.types import ComplexType, FloatType, IntegerType, RankedTensorType, Type
 
 I64 = IntegerType(64)
 SCALAR_I64 = RankedTensorType((), I64)
@@ -32,3 +33,36 @@ def device_id(b: Builder, replica_count: int, partition_count: int):
     name = "stablehlo.replica_id" if replica_count > 1 else "stablehlo.partition_id"
     value = b.op(name, types=[RankedTensorType((), IntegerType(32, "unsigned"))]).results[0]
     return b.op("stablehlo.convert", [value], [SCALAR_I64]).results[0]
+
+
+def shard_index(device: int, mesh, axes) -> int:
+    """Upstream ``getShardIndex`` (export/utils.cc): the index of ``device``'s shard along a
+    dimension sharded by ``axes`` (major to minor) of ``mesh`` (an sdy ``Mesh``), honouring
+    the mesh's device order."""
+    logical = mesh.device_ids.index(device) if mesh.device_ids else device
+    names = mesh.axis_names
+    index = 0
+    for axis in axes:
+        size = axis.size(mesh)
+        suffix = 1
+        for mesh_axis in mesh.axes[names.index(axis.name) + 1:]:
+            suffix *= mesh_axis.size
+        stride = mesh.axis_size(axis.name) // (axis.pre_size * size)
+        index = index * size + (logical // (suffix * stride)) % size
+    return index
+
+
+def zero_scalar(element_type: Type):
+    """The Python zero of an element type (False for i1, 0j for complex)."""
+    if isinstance(element_type, ComplexType):
+        return 0j
+    if isinstance(element_type, FloatType):
+        return 0.0
+    if isinstance(element_type, IntegerType) and element_type.width == 1:
+        return False
+    return 0
+
+
+def zero_attr(type_: RankedTensorType) -> DenseElementsAttr:
+    """A splat zero of a tensor type, the ``value`` of a ``stablehlo.constant``."""
+    return DenseElementsAttr.from_values(type_, [zero_scalar(type_.element_type)])

@@ -13,12 +13,13 @@ from shardy_ref.ir.sdy_axes import AxisRef, AxisRefList
 from shardy_ref.ir.sdy_sharding import TensorSharding
 from shardy_ref.ir.stablehlo_attrs import StablehloEnum
 from shardy_ref.ir.symbols import SymbolTable
-from shardy_ref.ir.types import ComplexType, FloatType, IntegerType, RankedTensorType, TokenType
+from shardy_ref.ir.types import IntegerType, RankedTensorType, TokenType
 from shardy_ref.ir.value_sharding import get_sharding
-from shardy_ref.partition.lowering import SCALAR_I64, Builder, device_id
+from shardy_ref.partition.lowering import SCALAR_I64, Builder, device_id, zero_attr
 from shardy_ref.partition.single_device import global_mesh_name, is_single_device
 from shardy_ref.pass_manager import Pass, PassContext, register_pass
 from shardy_ref.propagate.imports.manual_axes_cleanup import mesh_or_lookup
+
 
 def single_device_id(op: Operation, table: SymbolTable) -> int | None:
     """Upstream ``getSingleDeviceIdForOp``: the device of the op's single-device result
@@ -41,19 +42,6 @@ def single_device_id(op: Operation, table: SymbolTable) -> int | None:
     if device is not None and other_sharded:
         raise PassError(op.location, "a single-device op with a sharded result")
     return device
-
-
-def _zero(type_: RankedTensorType):
-    et = type_.element_type
-    if isinstance(et, ComplexType):
-        value = 0j
-    elif isinstance(et, FloatType):
-        value = 0.0
-    elif isinstance(et, IntegerType) and et.width == 1:
-        value = False
-    else:
-        value = 0
-    return DenseElementsAttr.from_values(type_, [value])
 
 
 def resolve(op: Operation, table: SymbolTable, global_name: str, replica_count: int,
@@ -85,7 +73,7 @@ def resolve(op: Operation, table: SymbolTable, global_name: str, replica_count: 
     zeros = []
     for t in types:
         if isinstance(t, RankedTensorType):
-            zero = Operation("stablehlo.constant", [], [t], {"value": _zero(t)},
+            zero = Operation("stablehlo.constant", [], [t], {"value": zero_attr(t)},
                              location=op.location)
         elif isinstance(t, TokenType):
             zero = Operation("stablehlo.create_token", [], [t], location=op.location)

@@ -38,6 +38,13 @@ class UsageError(Exception):
     pass
 
 
+def _unquote(value: str) -> str:
+    """Drop one pair of matching outer quotes: ``"a=1 b='x'"`` -> ``a=1 b='x'``."""
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value
+
+
 def parse_args(argv: list[str]) -> Options:
     from shardy_ref.pass_manager import PASS_MODULES
 
@@ -64,6 +71,7 @@ def parse_args(argv: list[str]) -> Options:
                 raise UsageError("missing file name after -o")
         elif name in ("h", "help"):
             print(USAGE)
+            print("\nPasses and pass pipelines:\n" + "\n".join(f"  -{n}" for n in PASS_MODULES))
             raise SystemExit(0)
         elif name == "split-input-file":
             opts.split = True
@@ -78,7 +86,7 @@ def parse_args(argv: list[str]) -> Options:
         elif name in _IGNORED_FLAGS:
             continue
         elif name in PASS_MODULES:
-            opts.passes.append((name, value.strip("'\"") if eq else ""))
+            opts.passes.append((name, _unquote(value) if eq else ""))
         else:
             raise UsageError(f"Unknown command line argument '{arg}'.  "
                              f"Try: 'shardy-ref-opt --help'")
@@ -137,7 +145,9 @@ def process_chunk(chunk: Chunk, opts: Options, filename: str):
         else:
             pipeline = [PipelineElement(pass_=make_pass(n, o)) for n, o in opts.passes]
         PassManager(pipeline, verify=verify_module).run(module, ctx)
-        return print_module(module, generic=opts.generic), ctx.diagnostics
+        # sdy_opt registers neither the interpreter nor the check dialect
+        return print_module(module, generic=opts.generic,
+                            generic_dialects=("check", "interpreter")), ctx.diagnostics
     except ShardyRefError as e:
         others = [o.diagnostic for o in getattr(e, "others", ())]
         return None, [*ctx.diagnostics, e.diagnostic, *others]

@@ -115,6 +115,19 @@ def _sequential_dot(x, y, dtype):
     return acc
 
 
+def test_small_f32_contractions_add_in_reference_order():
+    """Bit-identical to the reference's one-by-one sums (what partitioned programs that
+    all-reduce partial sums are compared with); big ones go to BLAS."""
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((3, 64)).astype(np.float32)
+    y = rng.standard_normal((64, 2)).astype(np.float32)
+    text = arg_module("tensor<3x64xf32>", "tensor<64x2xf32>", "tensor<3x2xf32>", lc=[1], rc=[0])
+    got = run(text, x, y)[0]
+    want = [[float(_sequential_dot(x[i], y[:, j], np.dtype(np.float32))) for j in range(2)]
+            for i in range(3)]
+    assert got.tolist() == want
+
+
 @pytest.mark.parametrize("et", ["bf16", "f16", "f8E4M3FN", "f8E5M2"])
 def test_narrow_floats_accumulate_in_the_element_type(et):
     rng = np.random.default_rng(7)
@@ -187,8 +200,8 @@ def test_varying_operands_match_each_process(varying, et):
 
 # -- the oracle -------------------------------------------------------------------------------
 # (lhs type, rhs type, result type, f32-style tolerance): integers and narrow floats are
-# exact (same order and rounding as the reference); f32/f64 go through BLAS, whose order
-# of additions differs from the reference's, hence a relative tolerance for random reals.
+# exact (same order and rounding as the reference); large f32/f64 contractions go through
+# BLAS, whose order of additions differs from the reference's, hence a relative tolerance.
 DOT_TYPES = [("i32", "i32", "i32", 0), ("i8", "i8", "i32", 0), ("ui8", "ui8", "ui8", 0),
              ("i16", "i16", "i16", 0), ("i1", "i1", "i1", 0), ("f32", "f32", "f32", 1e-5),
              ("f64", "f64", "f64", 1e-12), ("bf16", "bf16", "bf16", 0), ("f16", "f16", "f16", 0),

@@ -9,10 +9,16 @@ ignores them). Result dimensions are ordered batch, lhs free, rhs free.
 
 Arithmetic, by result element type:
 
-- f32, f64, complex: one ``np.matmul`` (BLAS) on the operands transposed to ``[batch, M,
-  K] x [batch, K, N]``. The reference adds the products one by one in index order; BLAS
-  blocks and may fuse, so results differ from it by rounding only (a few ulps, more under
-  cancellation). Speed wins here: this is what NumPy code computing the same thing does.
+- f32, f64: the reference adds the products one by one in index order, each product and
+  partial sum rounded to the element type. Up to ``SEQUENTIAL_LIMIT`` multiply-adds (and
+  at most ``SEQUENTIAL_MAX_K`` contracting positions) we do the same, one vectorized step per
+  contracting position, bit-identical to the reference: partitioned programs split a
+  contraction into partial sums and all-reduce them, and upstream's executable tests
+  compare the result with the unpartitioned one exactly. Larger contractions take one
+  ``np.matmul`` (BLAS) on the operands transposed to ``[batch, M, K] x [batch, K, N]``, which
+  blocks and may fuse, so its results differ from the reference's by rounding only (a few
+  ulps, more under cancellation): there speed wins, as in NumPy code computing the same.
+- complex: one ``np.matmul`` (BLAS), as above.
 - f16, bf16, f8, f6, f4: like the reference, products and partial sums are rounded to the
   element type at every step, adding the contracting positions in ascending lexicographic
   order: one vectorized step per contracting position (bit-identical to the reference).
@@ -48,6 +54,9 @@ from shardy_ref.execute.values import Tensor
 
 _BLAS_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.complex64,
                                                 np.complex128))
+_IEEE_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64))
+SEQUENTIAL_LIMIT = 1 << 22  # multiply-adds of an f32/f64 contraction done in reference order
+SEQUENTIAL_MAX_K = 256  # contracting positions (vectorized steps) it may take
 
 
 # -- element conversion (the reference's ``convert(resultElementType, element)``) ---------
@@ -105,6 +114,8 @@ def contract(lhs: np.ndarray, rhs: np.ndarray, element_type) -> np.ndarray:
     """``lhs [..., M, K] @ rhs [..., K, N]`` (leading dimensions broadcast) in the arithmetic
     of ``element_type`` (both already stored in its dtype); see the module docstring."""
     dtype = storage_dtype(element_type)
+    if dtype in _IEEE_DTYPES and _small(lhs, rhs):
+        return _in_order(lhs, rhs, dtype)
     if dtype in _BLAS_DTYPES:
         return np.matmul(lhs, rhs)
     if is_bool(element_type):
@@ -112,6 +123,25 @@ def contract(lhs: np.ndarray, rhs: np.ndarray, element_type) -> np.ndarray:
     if is_float(element_type):
         return _sequential(lhs, rhs, dtype)
     return wrap(np.matmul(wide(lhs, element_type), wide(rhs, element_type)), element_type)
+
+
+def _small(lhs: np.ndarray, rhs: np.ndarray) -> bool:
+    k = lhs.shape[-1]
+    out = _size(np.broadcast_shapes(lhs.shape[:-2], rhs.shape[:-2])) * lhs.shape[-2] \
+        * rhs.shape[-1]
+    return k <= SEQUENTIAL_MAX_K and out * k <= SEQUENTIAL_LIMIT
+
+
+def _in_order(lhs: np.ndarray, rhs: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """The reference's order for an IEEE type NumPy computes in: each step adds one
+    contracting position's products (every operation rounded to ``dtype``, as APFloat
+    rounds it)."""
+    shape = (*np.broadcast_shapes(lhs.shape[:-2], rhs.shape[:-2]), lhs.shape[-2], rhs.shape[-1])
+    acc = np.zeros(shape, dtype)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for k in range(lhs.shape[-1]):
+            acc = acc + lhs[..., :, k, None] * rhs[..., None, k, :]
+    return acc
 
 
 def _sequential(lhs: np.ndarray, rhs: np.ndarray, dtype: np.dtype) -> np.ndarray:

@@ -2,15 +2,21 @@
 partitioner and XLA expect (``algorithms.md`` §5.2; upstream ``export_pipeline.cc``).
 
 Module dumps (``dump-directory``) are not written: the option parses, and the dumps are
-debugging output only. Per-instruction partitioning is not implemented; asking for it is
-an error.
+debugging output only.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
-from shardy_ref.ir.diagnostics import PassError
-from shardy_ref.pass_manager import PassPipeline, PipelineElement, nested, passes, register_pass
+from shardy_ref.pass_manager import (
+    PassPipeline,
+    PipelineElement,
+    make_pass,
+    nested,
+    passes,
+    register_pass,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,8 +41,6 @@ class ExportOptions:
 
 def export_pipeline(options) -> list[PipelineElement]:
     """Upstream ``addExportPipeline`` for ``options`` (anything with ExportOptions' fields)."""
-    if options.enable_per_instruction_partitioning:
-        raise PassError(None, "shardy_ref: per-instruction partitioning is not supported yet")
     origins, edges = (str(options.dump_sharding_origins).lower(),
                       str(options.dump_propagation_edges).lower())
     sink = f"sink-debug-sharding-origins={origins} sink-debug-propagation-edge-sharding={edges}"
@@ -51,10 +55,17 @@ def export_pipeline(options) -> list[PipelineElement]:
     pipeline += passes("sdy-close-shardings")
     if not options.avoid_export_for_partitioning:
         full = options.enable_insert_explicit_collectives
+        per_instruction = options.enable_per_instruction_partitioning
         pipeline.append(nested(
             "func.func", "sdy-verify-unreduced-axes",
-            ("sdy-insert-explicit-reshards", f"enable-full-version={str(full).lower()}")))
-        if full:
+            ("sdy-insert-explicit-reshards",
+             f"enable-full-version={str(full or per_instruction).lower()}")))
+        if per_instruction:
+            pipeline.append(PipelineElement(pass_=dataclasses.replace(
+                make_pass("sdy-per-instruction-partitioning"),
+                filter=options.per_instruction_partitioning_filter,
+                replica_count=options.replica_count, partition_count=options.partition_count)))
+        elif full:
             pipeline += passes(("canonicalize", "enable-patterns=sdy-reshard"))
             pipeline.append(nested("func.func", "sdy-reshard-to-collectives"))
         pipeline += passes(("canonicalize", "enable-patterns=sdy-collective"))

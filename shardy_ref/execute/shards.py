@@ -1,0 +1,144 @@
+"""Global arrays <-> the per-device shards an sdy sharding lays them out as, so a partitioned
+program can be fed and read back from Python (and a simulator built on it).
+
+The mesh's devices are numbered in row-major order over its axes; device ``i`` of that
+order has id ``device_ids[i]`` (``i`` without ``device_ids``), the process id
+(``partition_id``) the per-device program runs as. A sub-axis ``"x":(m)k`` of an axis of
+size ``n`` is the middle dimension of ``n`` reshaped to ``[m, k, n/(m*k)]``. A dimension
+sharded by axes ``[a1, ..., ak]`` is cut into ``prod(size(ai))`` blocks of ``ceil(dim /
+count)`` elements (the last ones padded), block index mixed-radix over the axes' coordinates,
+``a1`` most major. Replicated and free axes leave the shard alike on their devices.
+See https://openxla.org/shardy/sharding_representation and
+``shardy/dialect/sdy/transforms/export/convert_global_to_local.cc`` at the pinned commit.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from shardy_ref.ir.sdy_axes import AxisRef, Mesh
+from shardy_ref.ir.sdy_sharding import TensorSharding
+
+
+class ShardMismatch(ValueError):
+    """Devices that must hold the same block of a tensor hold different data."""
+
+
+def device_ids(mesh: Mesh) -> tuple[int, ...]:
+    """The device id of each position of the mesh's row-major device order."""
+    if mesh.device_ids:
+        return tuple(mesh.device_ids)
+    return tuple(range(mesh.total_size))
+
+
+def mesh_coordinates(mesh: Mesh, position: int) -> dict[str, int]:
+    """Axis name -> coordinate of the device at ``position`` of the row-major order."""
+    coords = {}
+    for axis in reversed(mesh.axes):
+        position, coords[axis.name] = divmod(position, axis.size)
+    return coords
+
+
+def axis_coordinate(mesh: Mesh, ref: AxisRef, coords: dict[str, int]) -> int:
+    """The coordinate along axis (or sub-axis) ``ref`` of a device at mesh ``coords``."""
+    minor = mesh.axis_size(ref.name) // ref.next_pre_size(mesh)
+    return (coords[ref.name] // minor) % ref.size(mesh)
+
+
+def _sharding_dims(sharding: TensorSharding, mesh: Mesh, rank: int):
+    if mesh.is_maximal or not sharding.dim_shardings:
+        return [()] * rank
+    if len(sharding.dim_shardings) != rank:
+        raise ValueError(f"sharding {sharding} has rank {len(sharding.dim_shardings)}, the "
+                         f"tensor has rank {rank}")
+    return [tuple(d.axes) for d in sharding.dim_shardings]
+
+
+def block_counts(sharding: TensorSharding, mesh: Mesh, rank: int) -> tuple[int, ...]:
+    """How many blocks each dimension is cut into."""
+    return tuple(int(np.prod([a.size(mesh) for a in axes], dtype=np.int64))
+                 for axes in _sharding_dims(sharding, mesh, rank))
+
+
+def local_shape(shape, sharding: TensorSharding, mesh: Mesh) -> tuple[int, ...]:
+    """The per-device shape: each dimension divided by its block count, rounded up."""
+    counts = block_counts(sharding, mesh, len(shape))
+    return tuple(-(-d // c) for d, c in zip(shape, counts, strict=True))
+
+
+def is_divisible(shape, sharding: TensorSharding, mesh: Mesh) -> bool:
+    counts = block_counts(sharding, mesh, len(shape))
+    return all(d % c == 0 for d, c in zip(shape, counts, strict=True))
+
+
+def block_index(sharding: TensorSharding, mesh: Mesh, rank: int, position: int
+                ) -> tuple[int, ...]:
+    """The block of each dimension the device at ``position`` holds."""
+    coords = mesh_coordinates(mesh, position)
+    index = []
+    for axes in _sharding_dims(sharding, mesh, rank):
+        block = 0
+        for ref in axes:
+            block = block * ref.size(mesh) + axis_coordinate(mesh, ref, coords)
+        index.append(block)
+    return tuple(index)
+
+
+def _slices(shape, local, index) -> tuple[slice, ...]:
+    return tuple(slice(min(b * n, d), min((b + 1) * n, d))
+                 for d, n, b in zip(shape, local, index, strict=True))
+
+
+def _holders(mesh: Mesh) -> list[tuple[int, int]]:
+    """(position, device id) of every device of the mesh (the one of a maximal mesh)."""
+    if mesh.is_maximal:
+        return [(0, mesh.maximal_device_id)]
+    return list(enumerate(device_ids(mesh)))
+
+
+def shard(array: np.ndarray, sharding: TensorSharding, mesh: Mesh, pad_value=0
+          ) -> dict[int, np.ndarray]:
+    """Device id -> the local shard of global ``array`` that device holds (blocks past the
+    end of a non-divisible dimension filled with ``pad_value``)."""
+    array = np.asarray(array)
+    local = local_shape(array.shape, sharding, mesh)
+    out = {}
+    for position, device in _holders(mesh):
+        index = block_index(sharding, mesh, array.ndim, position)
+        piece = array[_slices(array.shape, local, index)]
+        if piece.shape != local:
+            padded = np.full(local, pad_value, dtype=array.dtype)
+            padded[tuple(slice(0, n) for n in piece.shape)] = piece
+            piece = padded
+        out[device] = np.ascontiguousarray(piece)
+    return out
+
+
+def unshard(shards, shape, sharding: TensorSharding, mesh: Mesh) -> np.ndarray:
+    """The global array of ``shape`` that per-device ``shards`` (device id -> local array,
+    a mapping or a sequence indexed by device id) hold; raises :class:`ShardMismatch` when
+    two devices that hold the same block disagree (NaNs compare equal). Unreduced axes are
+    not supported."""
+    if sharding.unreduced_axes:
+        raise ValueError(f"sharding {sharding} has unreduced axes; unshard needs it reduced")
+    shape = tuple(shape)
+    local = local_shape(shape, sharding, mesh)
+    out, seen = None, {}
+    for position, device in _holders(mesh):
+        piece = np.asarray(shards[device])
+        if piece.shape != local:
+            raise ShardMismatch(f"device {device} holds a {list(piece.shape)} shard, "
+                                f"expected {list(local)} for {sharding}")
+        index = block_index(sharding, mesh, len(shape), position)
+        if out is None:
+            out = np.zeros(shape, dtype=piece.dtype)
+        region = _slices(shape, local, index)
+        valid = piece[tuple(slice(0, s.stop - s.start) for s in region)]
+        if index in seen:
+            if not np.array_equal(out[region], valid, equal_nan=valid.dtype.kind in "fc"):
+                raise ShardMismatch(f"devices {seen[index]} and {device} hold block "
+                                    f"{list(index)} of {sharding} with different values")
+            continue
+        seen[index] = device
+        out[region] = valid
+    return out
+

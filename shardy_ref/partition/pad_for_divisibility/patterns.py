@@ -1,0 +1,290 @@
+"""The conversion patterns of ``sdy-pad-for-divisibility``, one per op kind (upstream
+``export/pad_for_divisibility.cc``): each gets the op and its operands as already converted
+(the adaptor) and returns the values replacing the op's results, or None when it does not
+apply. Ops without a pattern of their own go through :func:`pad_generic`.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from shardy_ref.ir.diagnostics import PassError
+from shardy_ref.ir.operation import Operation, Value
+from shardy_ref.ir.sdy_sharding import TensorSharding
+from shardy_ref.ir.symbols import SymbolTable
+from shardy_ref.ir.types import RankedTensorType, Type
+from shardy_ref.ir.value_sharding import get_sharding, set_sharding, shardable_value
+from shardy_ref.partition.lowering import Builder
+from shardy_ref.partition.pad_for_divisibility.infer import conv_shape, infer_result_types, ints
+from shardy_ref.partition.pad_for_divisibility.padding import (
+    DEFAULT_KIND,
+    PaddingCache,
+    PaddingKind,
+    create_padded_value,
+    ensure_padding_with_kind,
+    ensure_padding_with_value,
+    i64_array,
+    padded_type,
+    trim_output_for_dims,
+)
+from shardy_ref.propagate.imports.manual_axes_cleanup import mesh_or_lookup
+
+
+@dataclass(slots=True)
+class Rewriter:
+    """What patterns share while one function is converted: the symbol table and the
+    padding cache (upstream's ``PaddedTypeConverter`` and ``PaddingCache``)."""
+
+    table: SymbolTable
+    cache: PaddingCache = field(default_factory=PaddingCache)
+
+    def padded(self, type_: Type, sharding: TensorSharding | None) -> Type:
+        return padded_type(type_, sharding, self.table)
+
+
+Pattern = Callable[[Rewriter, Operation, list[Value]], list[Value] | None]
+PATTERNS: dict[str, Pattern] = {}
+
+# non-StableHLO ops the generic pattern converts too (upstream ``GenericOpPattern``, plus
+# ``sdy.collective_permute``: see ``_VALUES_CHECKED`` in ``__init__``)
+GENERIC_SDY_OPS = frozenset({"sdy.return", "sdy.all_reduce", "sdy.sharded_to_unreduced",
+                             "sdy.replicated_to_unreduced", "sdy.collective_permute"})
+
+
+def pattern(name: str):
+    def wrap(fn: Pattern) -> Pattern:
+        PATTERNS[name] = fn
+        return fn
+    return wrap
+
+
+def pattern_for(op: Operation) -> Pattern | None:
+    custom = PATTERNS.get(op.name)
+    if custom is not None:
+        return custom
+    if op.dialect == "stablehlo" or op.name in GENERIC_SDY_OPS:
+        return pad_generic
+    return None
+
+
+def _shardable(values: Sequence[Value]) -> list[Value]:
+    out = []
+    for v in values:
+        s = shardable_value(v)
+        out.append(v if s is None else s)
+    return out
+
+
+def _widest(inferred: Type | None, padded: Type) -> Type:
+    """Each dimension the larger of the inferred and the padded size (upstream's
+    "reconciled shape"), with the inferred element type."""
+    if not isinstance(inferred, RankedTensorType) or not isinstance(padded, RankedTensorType) \
+            or len(inferred.shape) != len(padded.shape):
+        return padded
+    shape = tuple(b if a is None else a if b is None else max(a, b)
+                  for a, b in zip(inferred.shape, padded.shape))
+    return RankedTensorType(shape, inferred.element_type, inferred.encoding)
+
+
+def _recreate(op: Operation, operands: Sequence[Value], types: Sequence[Type]) -> Operation:
+    """A copy of ``op`` with new operands and result types, taking over its regions,
+    inserted before it."""
+    new = Operation(op.name, operands, types, dict(op.attributes), (), op.successors,
+                    op.location, op.properties)
+    for region in op.regions:
+        new.add_region(region)
+    op.regions = []
+    op.parent.insert_before(op, new)
+    return new
+
+
+def _result_types(rw: Rewriter, op: Operation, operands: Sequence[Value]) -> list[Type]:
+    inferred = infer_result_types(op, [v.type for v in operands])
+    types = []
+    for i, result in enumerate(op.results):
+        padded = rw.padded(result.type, get_sharding(result))
+        types.append(padded if not inferred else _widest(inferred[i], padded))
+    return types
+
+
+def pad_generic(rw: Rewriter, op: Operation, operands: list[Value]) -> list[Value]:
+    """Upstream ``padGenericOp``: the same op on the converted operands, each result of its
+    inferred type widened to its divisible padded type."""
+    operands = _shardable(operands)
+    return list(_recreate(op, operands, _result_types(rw, op, operands)).results)
+
+
+@pattern("sdy.all_gather")
+def all_gather(rw: Rewriter, op: Operation, operands: list[Value]) -> list[Value]:
+    """Gather the padded operand, then slice the gathered dimensions back."""
+    operands = _shardable(operands)
+    new = _recreate(op, operands, _result_types(rw, op, operands))
+    b = Builder(op)
+    kind = rw.cache.get(operands[0])
+    if kind is not None:
+        for result in new.results:
+            rw.cache.set(result, kind)
+    dims = [d for d, axes in enumerate(op.attributes["gathering_axes"]) if len(axes)]
+    return [trim_output_for_dims(b, rw.table, result, _trimmed(rw, old), dims, get_sharding(result),
+                                 kind, rw.cache) for result, old in zip(new.results, op.results)]
+
+
+def _trimmed(rw: Rewriter, old: Value) -> Type:
+    """The type a gathered dimension is sliced back to. Upstream slices to the original
+    size, which on a dimension still sharded by other axes is not divisible again (the
+    slice then fails to convert); the padded original type is the same on fully gathered
+    dimensions and stays divisible on partially gathered ones."""
+    return rw.padded(old.type, get_sharding(old))
+
+
+def _pad_collective(rw: Rewriter, op: Operation, value: Value, orig: Value,
+                    padded: RankedTensorType) -> Operation:
+    """Upstream ``padCollectiveOp``: pad the operand up to ``padded`` (with its known
+    padding kind when it was padded before, else zero) and redo the collective on it."""
+    b = Builder(op)
+    kind = rw.cache.get(value)
+    padded_before = value.type != orig.type
+    if padded != value.type:
+        constant_kind = kind if padded_before and kind is not None else DEFAULT_KIND
+        registered = DEFAULT_KIND if not padded_before else kind
+        value = create_padded_value(b, rw.table, padded, value, constant_kind, registered, rw.cache)
+        kind = registered
+    new = b.op(op.name, [value], [padded], dict(op.attributes))
+    if kind is not None:
+        rw.cache.set(new.results[0], kind)
+    return new
+
+
+@pattern("sdy.all_slice")
+@pattern("sdy.reduce_scatter")
+def slicing_collective(rw: Rewriter, op: Operation, operands: list[Value]):
+    """Pad the operand so the out sharding divides it, then slice (or reduce-scatter)."""
+    value = operands[0]
+    if not isinstance(value.type, RankedTensorType):
+        return None
+    padded = rw.padded(value.type, op.attributes["out_sharding"])
+    return list(_pad_collective(rw, op, value, op.operands[0], padded).results)
+
+
+@pattern("sdy.all_to_all")
+def all_to_all(rw: Rewriter, op: Operation, operands: list[Value]):
+    """Pad for the out sharding, exchange, and slice the source dimensions back."""
+    value = operands[0]
+    if not isinstance(value.type, RankedTensorType):
+        return None
+    out = op.attributes["out_sharding"]
+    kind = rw.cache.get(value)
+    new = _pad_collective(rw, op, value, op.operands[0], rw.padded(value.type, out))
+    dims = [param.src_dim for param in op.attributes["params"]]
+    return [trim_output_for_dims(Builder(op), rw.table, new.results[0], _trimmed(rw, op.results[0]),
+                                 dims, out, kind, rw.cache)]
+
+
+def communication_free_slice_dim(dim: int, op: Operation, sharding: TensorSharding | None,
+                                 mesh) -> bool:
+    """Upstream ``isCommunicationFreeSliceDim``: every shard of the slice's result lies in
+    the same device's shard of its operand."""
+    count = sharding.dim_shardings[dim].sharded_size(mesh) \
+        if sharding is not None and mesh is not None else 1
+    if count <= 1:
+        return True
+    if ints(op, "start_indices")[dim] != 0 or ints(op, "strides")[dim] != 1:
+        return False
+    size_in, size_out = op.operands[0].type.shape[dim], op.results[0].type.shape[dim]
+    if size_in is None or size_out is None:
+        return False
+    return -(-size_in // count) == -(-size_out // count)
+
+
+@pattern("stablehlo.slice")
+def slice_op(rw: Rewriter, op: Operation, operands: list[Value]):
+    """Extend the slice's limits so its result has the padded shape."""
+    result = op.results[0]
+    sharding = get_sharding(result)
+    padded = rw.padded(result.type, sharding)
+    if padded == result.type:
+        return pad_generic(rw, op, operands)
+    starts, limits = ints(op, "start_indices"), ints(op, "limit_indices")
+    new_limits = [start + size for start, size in zip(starts, padded.shape)]
+    operand_sharding = get_sharding(operands[0])
+    mesh = mesh_or_lookup(rw.table, sharding.mesh_or_ref)
+    for dim, (new, old) in enumerate(zip(new_limits, limits)):
+        if new != old and not communication_free_slice_dim(dim, op, operand_sharding, mesh):
+            raise PassError(op.location, f"cannot pad 'stablehlo.slice' for divisibility: "
+                            f"dimension {dim} needs communication to extend its limit from "
+                            f"{old} to {new}")
+    new = Builder(op).op("stablehlo.slice", [operands[0]], [padded], {
+        "start_indices": op.attributes["start_indices"],
+        "limit_indices": i64_array(new_limits),
+        "strides": op.attributes.get("strides", i64_array([1] * len(starts)))}).results[0]
+    set_sharding(new, sharding)
+    return [new]
+
+
+@pattern("stablehlo.pad")
+def pad_op(rw: Rewriter, op: Operation, operands: list[Value]):
+    """Re-pad the (padded) operand to the padded result: the high edge padding absorbs the
+    difference; when it shrinks, the operand's own padding must hold the padding value."""
+    value, pad_value = operands[0], operands[1]
+    if not isinstance(value.type, RankedTensorType):
+        return None
+    result = op.results[0]
+    padded = rw.padded(result.type, get_sharding(result))
+    low, high = ints(op, "edge_padding_low"), ints(op, "edge_padding_high")
+    interior = ints(op, "interior_padding")
+    new_high = [out - size - lo - max(0, size - 1) * inner for size, out, lo, inner in zip(
+        value.type.shape, padded.shape, low, interior)]
+    b = Builder(op)
+    if any(new < old for new, old in zip(new_high, high)):
+        value = ensure_padding_with_value(b, value, op.operands[0].type, pad_value)
+    new = b.op("stablehlo.pad", [value, pad_value], [padded], {
+        "edge_padding_low": op.attributes["edge_padding_low"],
+        "edge_padding_high": i64_array(new_high),
+        "interior_padding": op.attributes["interior_padding"]}).results[0]
+    sharding = get_sharding(result)
+    if sharding is not None:
+        set_sharding(new, sharding)
+    return [new]
+
+
+@pattern("stablehlo.dot_general")
+def dot_general(rw: Rewriter, op: Operation, operands: list[Value]):
+    """Zero the padding of the contracting dimensions (unless known zero), then as generic."""
+    lhs_orig, rhs_orig = op.operands[0].type, op.operands[1].type
+    if not isinstance(lhs_orig, RankedTensorType) or not isinstance(rhs_orig, RankedTensorType):
+        return None
+    dims = op.attributes["dot_dimension_numbers"]
+    b = Builder(op)
+    lhs = ensure_padding_with_kind(b, operands[0], lhs_orig, PaddingKind.ZERO, rw.cache,
+                                   dims.lhs_contracting_dimensions)
+    rhs = ensure_padding_with_kind(b, operands[1], rhs_orig, PaddingKind.ZERO, rw.cache,
+                                   dims.rhs_contracting_dimensions)
+    return pad_generic(rw, op, [lhs, rhs])
+
+
+@pattern("stablehlo.convolution")
+def convolution(rw: Rewriter, op: Operation, operands: list[Value]):
+    """Zero the padding of the input-feature and spatial dimensions, convolve, and slice
+    the output spatial dimensions down to the padded result."""
+    lhs_orig, rhs_orig = op.operands[0].type, op.operands[1].type
+    if not isinstance(lhs_orig, RankedTensorType) or not isinstance(rhs_orig, RankedTensorType):
+        return None
+    dn = op.attributes["dimension_numbers"]
+    b = Builder(op)
+    lhs = ensure_padding_with_kind(
+        b, operands[0], lhs_orig, PaddingKind.ZERO, rw.cache,
+        [dn.input_feature_dimension, *dn.input_spatial_dimensions])
+    rhs = ensure_padding_with_kind(
+        b, operands[1], rhs_orig, PaddingKind.ZERO, rw.cache,
+        [dn.kernel_input_feature_dimension, *dn.kernel_spatial_dimensions])
+    inferred = RankedTensorType(conv_shape(op, lhs.type, rhs.type), lhs_orig.element_type)
+    result = op.results[0]
+    sharding = get_sharding(result)
+    padded = rw.padded(result.type, sharding)
+    if any(inferred.shape[d] < padded.shape[d] for d in dn.output_spatial_dimensions):
+        return None  # spatial sharding must be made divisible by resolve-permutation-factors
+    new = b.op(op.name, _shardable([lhs, rhs]), [inferred], dict(op.attributes)).results[0]
+    if sharding is not None:
+        set_sharding(new, sharding)
+    return [trim_output_for_dims(b, rw.table, new, padded, dn.output_spatial_dimensions, sharding,
+                                 PaddingKind.ZERO, rw.cache)]
