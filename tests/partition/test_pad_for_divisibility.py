@@ -139,6 +139,25 @@ def test_slice_that_needs_communication_is_an_error():
         run_pipeline(text, PASS)
 
 
+def test_strided_slice_keeps_the_limit_of_its_unpadded_dim():
+    # only dim 0 is padded (7 -> 8); the strided dim 1 (0:5:2, 3 elements) must keep its limit
+    text = _func('  %0 = stablehlo.slice %arg0 [0:7, 0:5:2] {sdy.sharding = #sdy.sharding_per_value'
+                 '<[<@mesh, [{"x"}, {}]>]>} : (tensor<8x5xi32>) -> tensor<7x3xi32>\n'
+                 '  %1 = sdy.all_gather [{"x"}, {}] %0 out_sharding=<@mesh, [{}, {}]> : tensor<7x3xi32>\n'
+                 "  return %1 : tensor<7x3xi32>",
+                 '%arg0: tensor<8x5xi32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}',
+                 "tensor<7x3xi32>")
+    out = run_pipeline(text, PASS)
+    for op in ops_of(out):
+        if op.name == "stablehlo.slice":
+            start, limit, stride = (op.attributes[k].value for k in
+                                    ("start_indices", "limit_indices", "strides"))
+            assert op.results[0].type.shape == tuple(
+                -(-(hi - lo) // st) for lo, hi, st in zip(start, limit, stride))
+    x = np.arange(40, dtype=np.int32).reshape(8, 5)
+    assert np.array_equal(run(out, x)[0], run(text, x)[0])
+
+
 CONV = MESH + """func.func @main(%arg0: tensor<1x{w}x1xf32>, %arg1: tensor<3x1x1xf32>) -> tensor<1x{o}x1xf32> {{
   %0 = sdy.all_slice [{{}}, {{"x"}}, {{}}] %arg0 out_sharding=<@mesh, [{{}}, {{"x"}}, {{}}]> : tensor<1x{w}x1xf32>
   %1 = stablehlo.convolution(%0, %arg1) dim_numbers = [b, 0, f]x[0, i, o]->[b, 0, f], window = {{stride = [1], pad = [[0, 0]], lhs_dilate = [1], rhs_dilate = [1]}} {{batch_group_count = 1 : i64, feature_group_count = 1 : i64, sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{{}}, {{{out}}}, {{}}]>]>}} : (tensor<1x{w}x1xf32>, tensor<3x1x1xf32>) -> tensor<1x{o}x1xf32>
@@ -255,3 +274,72 @@ def test_padding_divides_every_value_and_keeps_the_results(program, seed):
     y = rng.integers(-50, 50, (k, c), dtype=np.int32)
     lhs, rhs = (~v if flip else v for v, flip in zip((x, y), nots))
     assert np.array_equal(run(out, x, y)[0], lhs.astype(np.int64) @ rhs)
+
+
+RESHAPE = MESH + """func.func @main(%arg0: tensor<{n}x2xi32> {{sdy.sharding = #sdy.sharding<@mesh, [{{"x"}}, {{}}]>}}) -> tensor<{out}xi32> {{
+  %0 = stablehlo.slice %arg0 [0:{m}, 0:2] {{sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{{"x"}}, {{}}]>]>}} : (tensor<{n}x2xi32>) -> tensor<{m}x2xi32>
+  %1 = stablehlo.reshape %0 {{sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{res}]>]>}} : (tensor<{m}x2xi32>) -> tensor<{out}xi32>
+  %2 = sdy.all_gather [{gather}] %1 out_sharding=<@mesh, [{free}]> : tensor<{out}xi32>
+  return %2 : tensor<{out}xi32>
+}}
+"""
+
+
+def test_reshape_whose_padding_changes_its_element_count_is_an_error():
+    # a size-1 row sharded on "x" (its factor is not in the result) pads to 4 rows, the
+    # replicated result stays 2 elements: upstream's reshape verifier rejects this
+    bad = RESHAPE.format(n=4, m=1, out=2, res="{}", gather="{}", free="{}")
+    with pytest.raises(ShardyRefError, match=r"number of output elements \(2\) doesn't match "
+                                             r"expected number of elements \(8\)"):
+        run_pipeline(bad, PASS)
+    # both sides padded alike (7x2 -> 8x2 on each side): still a valid reshape
+    good = RESHAPE.format(n=8, m=7, out="7x2", res='{"x"}, {}', gather='{"x"}, {}',
+                          free="{}, {}")
+    out = run_pipeline(good, PASS)
+    x = np.arange(16, dtype=np.int32).reshape(8, 2)
+    assert np.array_equal(run(out, x)[0], run(good, x)[0])
+
+
+REDUCE = MESH + """func.func @main(%arg0: tensor<4x2xi32> {{sdy.sharding = #sdy.sharding<@mesh, [{{"x"}}, {{}}]>}}) -> tensor<2xi32> {{
+  %0 = {source}
+  %c = stablehlo.constant dense<{init}> : tensor<i32>
+  %1 = stablehlo.reduce(%0 init: %c) applies stablehlo.{fn} across dimensions = [0] : (tensor<{m}x2xi32>, tensor<i32>) -> tensor<2xi32>
+  %2 = sdy.all_reduce {{"x"}} %1 out_sharding=<@mesh, [{{}}]> : tensor<2xi32>
+  return %2 : tensor<2xi32>
+}}
+"""
+# a size-1 slice sharded 4 ways is extended to the 4 real rows; an all_slice pads with zeros
+SLICED = ('stablehlo.slice %arg0 [0:1, 0:2] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, '
+          '[{"x"}, {}]>]>} : (tensor<4x2xi32>) -> tensor<1x2xi32>')
+ALL_SLICED = ('stablehlo.slice %arg0 [0:3, 0:2] : (tensor<4x2xi32>) -> tensor<3x2xi32>\n'
+              '  %9 = sdy.all_slice [{"x"}, {}] %0 out_sharding=<@mesh, [{"x"}, {}]> : tensor<3x2xi32>')
+
+
+@pytest.mark.parametrize(("source", "m", "init", "fn", "ok"), [
+    (SLICED, 1, 0, "add", False),
+    (ALL_SLICED, 3, 0, "add", True),
+    (ALL_SLICED, 3, 0, "maximum", False),
+    (ALL_SLICED, 3, 1, "add", False),
+])
+def test_reduce_over_a_padded_dim_needs_identity_padding(source, m, init, fn, ok):
+    text = REDUCE.format(source=source, m=m, init=init, fn=fn)
+    if ALL_SLICED in text:
+        text = text.replace("(%0 init", "(%9 init")
+    if not ok:
+        with pytest.raises(ShardyRefError, match=r"'stablehlo\.reduce' reduces the padded dim"):
+            run_pipeline(text, PASS)
+        return
+    out = run_pipeline(text, PASS)
+    x = np.arange(8, dtype=np.int32).reshape(4, 2) - 3
+    assert np.array_equal(run(out, x)[0], run(text, x)[0])
+
+
+def test_concatenating_operands_padded_along_the_dim_is_an_error():
+    # each 3-row operand pads to 4 on "x"; the padding would sit between the operands
+    text = _func('  %0 = sdy.all_slice [{"x"}] %arg0 out_sharding=<@mesh, [{"x"}]> : tensor<3xi32>\n'
+                 '  %1 = stablehlo.concatenate %0, %0, dim = 0 {sdy.sharding = #sdy.sharding_per_value'
+                 '<[<@mesh, [{"x"}]>]>} : (tensor<3xi32>, tensor<3xi32>) -> tensor<6xi32>\n'
+                 '  %2 = sdy.all_gather [{"x"}] %1 out_sharding=<@mesh, [{}]> : tensor<6xi32>\n'
+                 "  return %2 : tensor<6xi32>", "%arg0: tensor<3xi32>", "tensor<6xi32>")
+    with pytest.raises(ShardyRefError, match=r"'stablehlo\.concatenate' operand padded along"):
+        run_pipeline(text, PASS)

@@ -309,9 +309,13 @@ def test_halo_pad_equals_global_pad(case):
     assert np.array_equal(got[tuple(slice(0, s) for s in out)], expected)
 
 
-def _slice_module(mesh: str, shape, sharding: str, starts, limits) -> tuple[str, tuple]:
-    out = tuple(hi - lo for lo, hi in zip(starts, limits, strict=True))
-    ranges = ", ".join(f"{a}:{b}" for a, b in zip(starts, limits, strict=True))
+def _slice_module(mesh: str, shape, sharding: str, starts, limits,
+                  strides=None) -> tuple[str, tuple]:
+    strides = strides or (1,) * len(shape)
+    out = tuple(len(range(lo, hi, step))
+                for lo, hi, step in zip(starts, limits, strides, strict=True))
+    ranges = ", ".join(f"{a}:{b}" + (f":{c}" if c != 1 else "")
+                       for a, b, c in zip(starts, limits, strides, strict=True))
     s = f"<@{mesh}, {sharding}>"
     text = (f"{_mesh_decl(mesh)}\n"
             f"func.func @main(%arg0: {_ttype(shape)} {{sdy.sharding = #sdy.sharding{s}}}) -> "
@@ -329,18 +333,31 @@ def slices(draw):
     shape = tuple(draw(st.integers(2, 12)) for _ in range(2))
     starts = tuple(draw(st.integers(0, d - 1)) for d in shape)
     limits = tuple(draw(st.integers(s + 1, d)) for s, d in zip(starts, shape, strict=True))
-    return mesh, sharding, shape, starts, limits
+    strides = tuple(draw(st.sampled_from((1, 1, 2, 3))) for _ in shape)
+    return mesh, sharding, shape, starts, limits, strides
 
 
 @needs_spmd
 @given(slices())
 @settings(max_examples=20, deadline=None)
 def test_halo_slice_equals_global_slice(case):
-    mesh_name, sharding, shape, starts, limits = case
-    text, out = _slice_module(mesh_name, shape, sharding, starts, limits)
+    _check_halo_slice(*case)
+
+
+@needs_spmd
+def test_halo_slice_keeps_the_stride_of_an_unsharded_dim():
+    """A slice exchanging halos along its sharded dim 0 still strides its unsharded dim 1
+    (the local slice once dropped the stride: 6 columns where 3 were expected)."""
+    assert _check_halo_slice("m4", '[{"a"}, {}]', (8, 7), (1, 1), (7, 7), (1, 2))
+
+
+def _check_halo_slice(mesh_name, sharding, shape, starts, limits, strides) -> bool:
+    """Run the slice's manual computation device by device against NumPy; False when the
+    pass emitted none (communication-free or replicated)."""
+    text, out = _slice_module(mesh_name, shape, sharding, starts, limits, strides)
     result = run_pipeline(text, HALO)
     if "sdy.manual_computation" not in result:
-        return
+        return False
     mesh = _mesh(mesh_name)
     x = np.arange(np.prod(shape), dtype=np.int32).reshape(shape) + 1
     divisible = x
@@ -350,8 +367,9 @@ def test_halo_slice_equals_global_slice(case):
         widths[dim] = (0, -shape[dim] % count)
         divisible = np.pad(divisible, widths)
     got = run_manual(result, mesh, divisible, 0)
-    index = tuple(slice(a, b) for a, b in zip(starts, limits, strict=True))
+    index = tuple(slice(a, b, c) for a, b, c in zip(starts, limits, strides, strict=True))
     assert np.array_equal(got[tuple(slice(0, s) for s in out)], x[index])
+    return True
 
 
 @needs_spmd

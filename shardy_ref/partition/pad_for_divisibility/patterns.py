@@ -198,14 +198,19 @@ def communication_free_slice_dim(dim: int, op: Operation, sharding: TensorShardi
 
 @pattern("stablehlo.slice")
 def slice_op(rw: Rewriter, op: Operation, operands: list[Value]):
-    """Extend the slice's limits so its result has the padded shape."""
+    """Extend the slice's limits so its result has the padded shape. Upstream sets every
+    limit to start + padded size, which breaks a strided dimension that needs no padding;
+    we keep the limit of an unpadded dimension and extend a padded one by whole strides."""
     result = op.results[0]
     sharding = get_sharding(result)
     padded = rw.padded(result.type, sharding)
     if padded == result.type:
         return pad_generic(rw, op, operands)
     starts, limits = ints(op, "start_indices"), ints(op, "limit_indices")
-    new_limits = [start + size for start, size in zip(starts, padded.shape)]
+    strides = ints(op, "strides", [1] * len(starts))
+    new_limits = [limit if size == old else start + (size - 1) * stride + 1
+                  for start, limit, stride, size, old in zip(
+                      starts, limits, strides, padded.shape, result.type.shape)]
     operand_sharding = get_sharding(operands[0])
     mesh = mesh_or_lookup(rw.table, sharding.mesh_or_ref)
     for dim, (new, old) in enumerate(zip(new_limits, limits)):
@@ -245,6 +250,71 @@ def pad_op(rw: Rewriter, op: Operation, operands: list[Value]):
     if sharding is not None:
         set_sharding(new, sharding)
     return [new]
+
+
+@pattern("stablehlo.reshape")
+def reshape_op(rw: Rewriter, op: Operation, operands: list[Value]):
+    """As generic, but refuse a reshape whose padded operand and result no longer hold the
+    same number of elements, e.g. a size-1 dimension sharded only on the operand side (its
+    size-1 factor appears in no result, so explicit reshards leave it sharded). Upstream
+    has no reshape pattern either: the same op fails StableHLO's reshape verifier after the
+    pass; raising that error here keeps us from emitting an invalid op that the later
+    global-to-local conversion would make valid, with each device reshaping its own shard."""
+    results = pad_generic(rw, op, operands)
+    source, result = results[0].defining_op.operands[0].type, results[0].type
+    if isinstance(source, RankedTensorType) and isinstance(result, RankedTensorType) \
+            and source.has_static_shape and result.has_static_shape \
+            and source.num_elements != result.num_elements:
+        raise PassError(op.location, f"'stablehlo.reshape' op number of output elements "
+                        f"({result.num_elements}) doesn't match expected number of elements "
+                        f"({source.num_elements})")
+    return results
+
+
+def _zero_sum(rw: Rewriter, op: Operation, value: Value, init: Value) -> bool:
+    """Whether reducing ``value``'s padding leaves the result alone: known-zero padding
+    summed from a zero constant."""
+    body = list(op.regions[0].blocks[0]) if op.regions and op.regions[0].blocks else []
+    const = init.defining_op
+    return (rw.cache.get(value) is PaddingKind.ZERO
+            and [o.name for o in body] == ["stablehlo.add", "stablehlo.return"]
+            and const is not None and const.name == "stablehlo.constant"
+            and all(v == 0 for v in const.attributes["value"].values))
+
+
+@pattern("stablehlo.reduce")
+def reduce_op(rw: Rewriter, op: Operation, operands: list[Value]):
+    """As generic, but refuse to reduce over a padded dimension unless the padding is the
+    identity of the reduction (known zeros summed). Upstream has no reduce pattern and
+    reduces whatever the padding holds, e.g. the real rows an extended slice reads in,
+    which changes the result; we raise instead of computing wrong values."""
+    half = len(operands) // 2
+    dims = ints(op, "dimensions")
+    for value, orig, init in zip(operands[:half], op.operands[:half], operands[half:]):
+        padded = [d for d in dims if isinstance(value.type, RankedTensorType)
+                  and value.type.shape[d] != orig.type.shape[d]]
+        if padded and not _zero_sum(rw, op, value, init):
+            raise PassError(op.location, f"cannot pad for divisibility: 'stablehlo.reduce' "
+                            f"reduces the padded dimension {padded[0]} "
+                            f"({orig.type.shape[padded[0]]} -> {value.type.shape[padded[0]]}) "
+                            f"whose padding is not known to be its reduction's identity")
+    return pad_generic(rw, op, operands)
+
+
+@pattern("stablehlo.concatenate")
+def concatenate_op(rw: Rewriter, op: Operation, operands: list[Value]):
+    """As generic, but refuse to concatenate operands padded along the concatenated
+    dimension: their padding would land between the operands. Upstream has no pattern
+    either: its concatenation is longer than the padded result (the cast back to that then
+    fails verification) or, when the lengths agree, silently misplaces the rows."""
+    dim = int(op.attributes["dimension"].value)
+    for value, orig in zip(operands, op.operands):
+        if isinstance(value.type, RankedTensorType) \
+                and value.type.shape[dim] != orig.type.shape[dim]:
+            raise PassError(op.location, f"cannot pad for divisibility: 'stablehlo.concatenate' "
+                            f"operand padded along the concatenated dimension {dim} "
+                            f"({orig.type.shape[dim]} -> {value.type.shape[dim]})")
+    return pad_generic(rw, op, operands)
 
 
 @pattern("stablehlo.dot_general")

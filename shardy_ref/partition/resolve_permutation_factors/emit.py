@@ -81,12 +81,15 @@ def pad(b: Builder, value: Value, padding: Value, low, high, interior,
     return _sharded(op, sharding)
 
 
-def slice_(b: Builder, value: Value, starts, limits, sharding: TensorSharding | None) -> Value:
-    """A unit-stride ``stablehlo.slice``."""
-    shape = tuple(hi - lo for lo, hi in zip(starts, limits, strict=True))
+def slice_(b: Builder, value: Value, starts, limits, sharding: TensorSharding | None,
+           strides: Sequence[int] | None = None) -> Value:
+    """A ``stablehlo.slice`` (unit strides unless ``strides`` is given)."""
+    strides = list(strides) if strides is not None else [1] * len(starts)
+    shape = tuple(-((lo - hi) // step) if hi > lo else 0
+                  for lo, hi, step in zip(starts, limits, strides, strict=True))
     op = b.op("stablehlo.slice", [value], [RankedTensorType(shape, value.type.element_type)],
               {"start_indices": i64_array(starts), "limit_indices": i64_array(limits),
-               "strides": i64_array([1] * len(shape))})
+               "strides": i64_array(strides)})
     return _sharded(op, sharding)
 
 

@@ -118,24 +118,26 @@ def handle_pad(op: Operation, state: State) -> bool:
     return True
 
 
-def _local_slice(sharding: TensorSharding, mesh: Mesh, manual: set[str], starts, limits):
-    """Upstream ``handleReplicatedSliceDims``: the op's slicing on unsharded dimensions."""
+def _local_slice(sharding: TensorSharding, mesh: Mesh, manual: set[str], starts, limits,
+                 strides):
+    """Upstream ``handleReplicatedSliceDims``: the op's slicing on unsharded dimensions,
+    with the op's strides there (upstream drops them, giving a wrongly shaped result)."""
     def post(b: Builder, value: Value, padding: Value, result_type: RankedTensorType) -> Value:
         shape = value.type.shape
-        lo, hi = [0] * len(shape), list(shape)
+        lo, hi, step = [0] * len(shape), list(shape), [1] * len(shape)
         for i in range(len(shape)):
             if sharding.dim_shardings[i].sharded_size(mesh) > 1:
                 continue
-            lo[i], hi[i] = starts[i], limits[i]
-        if lo == [0] * len(shape) and hi == list(shape):
+            lo[i], hi[i], step[i] = starts[i], limits[i], strides[i]
+        if lo == [0] * len(shape) and hi == list(shape) and step == [1] * len(shape):
             return value
-        return emit.slice_(b, value, lo, hi, emit.remove_axes(sharding, manual))
+        return emit.slice_(b, value, lo, hi, emit.remove_axes(sharding, manual), step)
     return post
 
 
 def handle_slice(op: Operation, state: State) -> bool:
-    """Upstream ``handleSliceOp`` (strided slices are left to replication: the window
-    arithmetic assumes unit strides)."""
+    """Upstream ``handleSliceOp`` (slices strided along a sharded dim are left to
+    replication: the window arithmetic assumes unit strides)."""
     found = _sharding_and_mesh(op, state)
     if found is None:
         return True
@@ -143,8 +145,9 @@ def handle_slice(op: Operation, state: State) -> bool:
     starts, limits = _ints(op, "start_indices"), _ints(op, "limit_indices")
     operand = op.operands[0]
     rank = len(starts)
+    strides = _ints(op, "strides")
     if any(stride != 1 and d.sharded_size(mesh) > 1
-           for stride, d in zip(_ints(op, "strides"), sharding.dim_shardings, strict=True)):
+           for stride, d in zip(strides, sharding.dim_shardings, strict=True)):
         return False
     info = data_exchange(sharding, mesh, operand.type, op.results[0].type,
                          [-s for s in starts], [1] * rank)
@@ -155,7 +158,7 @@ def handle_slice(op: Operation, state: State) -> bool:
     b = Builder(op)
     divisible = emit.pad_high_to_shape(b, operand, info.divisible_input_shape, sharding)
     padding = emit.zero_scalar(b, operand.type.element_type)
-    post = _local_slice(sharding, mesh, info.manual_axes, starts, limits)
+    post = _local_slice(sharding, mesh, info.manual_axes, starts, limits, strides)
     result = halo_data_exchange(b, divisible, info, op.results[0].type, sharding, sharding, mesh,
                                 padding, Window([-s for s in starts], [1] * rank), post, state)
     result = emit.slice_high_to_shape(b, result, op.results[0].type, sharding)
