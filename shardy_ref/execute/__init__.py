@@ -16,10 +16,28 @@ from shardy_ref.execute.errors import CheckFailure, InterpreterError
 from shardy_ref.execute.interpreter import Interpreter
 from shardy_ref.execute.registry import KERNELS, kernel, per_process
 from shardy_ref.execute.shards import ShardMismatch, local_shape, shard, unshard
+from shardy_ref.execute.simulator import SpmdProgram, compile_spmd, simulate
 from shardy_ref.execute.values import Tensor, Token, TupleValue
 
 __all__ = [
-    "KERNELS", "CheckFailure", "Context", "Interpreter", "InterpreterError", "ProcessGrid",
-    "ShardMismatch", "Tensor", "Token", "TupleValue", "kernel", "local_shape", "per_process",
-    "run", "run_spmd", "shard", "unshard",
+    "KERNELS",
+    "CheckFailure",
+    "Context",
+    "Interpreter",
+    "InterpreterError",
+    "ProcessGrid",
+    "ShardMismatch",
+    "SpmdProgram",
+    "Tensor",
+    "Token",
+    "TupleValue",
+    "compile_spmd",
+    "kernel",
+    "local_shape",
+    "per_process",
+    "run",
+    "run_spmd",
+    "shard",
+    "simulate",
+    "unshard",
 ]

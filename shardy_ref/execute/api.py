@@ -28,7 +28,7 @@ def run(module, *arrays, function: str = "main") -> tuple:
     if len(arrays) != len(types):
         raise InterpreterError(func.location, f"@{function} takes {len(types)} arguments, "
                                f"got {len(arrays)}")
-    args = [_argument(function, i, t, a) for i, (t, a) in enumerate(zip(types, arrays,
+    args = [argument_tensor(function, i, t, a) for i, (t, a) in enumerate(zip(types, arrays,
                                                                         strict=True))]
     return tuple(_to_numpy(v) for v in interp.run_args(func, args))
 
@@ -55,7 +55,7 @@ def run_spmd(module, per_process: list, *, num_replicas: int = 1,
         if len(arrays) != len(types):
             raise InterpreterError(func.location, f"@{function} takes {len(types)} arguments, "
                                    f"process {pid} got {len(arrays)}")
-        args.append([_argument(function, i, t, a)
+        args.append([argument_tensor(function, i, t, a)
                      for i, (t, a) in enumerate(zip(types, arrays, strict=True))])
     grid = ProcessGrid(num_replicas, n // num_replicas)
     ctx = Context(interp, ())
@@ -75,7 +75,10 @@ def _module_op(module):
     return getattr(module, "op", module)
 
 
-def _argument(function: str, index: int, type_, array):
+def argument_tensor(function: str, index: int, type_, array):
+    """NumPy ``array`` as argument ``index`` of ``function`` of type ``type_``: a uniform
+    Tensor (a Token for a token type); an InterpreterError names the argument when the
+    dtype or shape does not fit."""
     if isinstance(type_, TokenType):
         return Token()
     if not isinstance(type_, RankedTensorType):

@@ -35,16 +35,47 @@ class ProcessGrid:
 SINGLE_PROCESS = ProcessGrid()
 
 
+class ProcessLayout:
+    """Where each process sits in the batch of a vectorized run: the leading batch
+    dimensions ``shape`` index processes, ``ids[position]`` is the process id at a
+    (row-major) position. ``run_parallel`` lays its ``P`` processes out flat, ``(P,)`` in
+    id order; the simulator lays a mesh's devices out over the mesh's axes, so a value that
+    is the same along some axes can be stored once along them (a NumPy broadcast view)."""
+
+    __slots__ = ("ids", "position", "shape")
+
+    def __init__(self, ids: np.ndarray):
+        self.ids = np.asarray(ids, dtype=np.int64)
+        self.shape = tuple(self.ids.shape)
+        self.position = np.empty(self.ids.size, dtype=np.int64)  # process id -> position
+        self.position[self.ids.reshape(-1)] = np.arange(self.ids.size)
+
+    @classmethod
+    def flat(cls, n: int) -> ProcessLayout:
+        return cls(np.arange(n))
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def index(self, pids) -> tuple:
+        """The batch index (one array per process dimension) of process ids ``pids``."""
+        pos = self.position[np.asarray(pids, dtype=np.int64)]
+        return (pos,) if self.ndim == 1 else np.unravel_index(pos, self.shape)
+
+
 class Context:
     """Execution context of one kernel call; cheap to derive (see :meth:`replace`)."""
 
-    __slots__ = ("active", "batch_shape", "env", "grid", "index", "interp", "lifting",
-                 "process", "rendezvous")
+    __slots__ = ("active", "batch_shape", "env", "grid", "index", "interp", "layout",
+                 "lifting", "process", "rendezvous")
 
     def __init__(self, interp, batch_shape: tuple[int, ...] = (), *, env=None, active=None,
                  grid: ProcessGrid = SINGLE_PROCESS, process: int | None = None,
-                 rendezvous=None, lifting: bool = False, index: tuple | None = None):
+                 rendezvous=None, lifting: bool = False, index: tuple | None = None,
+                 layout: ProcessLayout | None = None):
         self.interp = interp
+        self.layout = layout  # how processes sit in the batch (vectorized runs only)
         self.batch_shape = tuple(batch_shape)
         self.env = env if env is not None else {}  # IR value -> run-time value (one call)
         self.index = index  # in an unbatched context: the batch index it runs
@@ -108,12 +139,18 @@ class Context:
     # -- processes -------------------------------------------------------------------------
     def process_ids(self) -> np.ndarray | int:
         """The flattened process id of every batch element: an int (one process) or an
-        array over the first batch dimension (vectorized run_parallel)."""
+        array over the leading (process) batch dimensions of a vectorized run."""
         if self.process is not None:
             return self.process
-        if self.grid.num_processes == 1:
+        if self.grid.num_processes == 1 or not self.nb:
             return 0
-        return np.arange(self.grid.num_processes)
+        return self.process_layout().ids
+
+    def process_layout(self) -> ProcessLayout:
+        """The layout of a vectorized run's processes (flat in id order by default)."""
+        if self.layout is None:
+            self.layout = ProcessLayout.flat(self.grid.num_processes)
+        return self.layout
 
     # -- regions and calls -----------------------------------------------------------------
     def run_region(self, region, args) -> list:

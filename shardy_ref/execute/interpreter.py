@@ -144,15 +144,20 @@ class Interpreter:
 
     # -- the loop --------------------------------------------------------------------------
     def _plan(self, block) -> list:
+        """Per op of ``block``: its kernel, operands, static result bytes, and the values
+        of this block that die with it (so a run holds only live values, as a compiled
+        program's buffers would)."""
         plan = self._plans.get(block)
         if plan is None:
             plan = []
             for op in block:
                 if op.name in TERMINATORS:
-                    plan.append((op, None, op.operands, 0))
+                    plan.append((op, None, op.operands, 0, ()))
                     break
                 fn = route_quantized(op, self.kernels.get(op.name, _unsupported))
-                plan.append((op, fn, op.operands, _static_bytes(op)))
+                plan.append((op, fn, op.operands, _static_bytes(op), ()))
+            deaths = _deaths(block, [step[0] for step in plan])
+            plan = [(*step[:4], deaths.get(i, ())) for i, step in enumerate(plan)]
             self._plans[block] = plan
         return plan
 
@@ -162,7 +167,7 @@ class Interpreter:
         batch_size = math.prod(ctx.batch_shape)  # the memory check's factor, once per block
         for arg, value in zip(block.args, args, strict=True):
             env[arg] = value
-        for op, fn, operands, nbytes in self._plan(block):
+        for op, fn, operands, nbytes, dead in self._plan(block):
             args = [env[v] for v in operands]
             if lift:
                 args = [ctx.lift(a) for a in args]
@@ -182,6 +187,8 @@ class Interpreter:
                 raise InterpreterError(op.location, f"internal error running '{op.name}': "
                                        f"{type(e).__name__}: {e}") from e
             _bind(ctx, op, out, env)
+            for value in dead:
+                env.pop(value, None)
         raise InterpreterError(block.parent_op.location if block.parent_op else None,
                                "block has no terminator")
 
@@ -195,6 +202,23 @@ class Interpreter:
         with self.lock:
             self.stdout.write(text)
             self.stdout.flush()
+
+
+def _deaths(block, ops: list) -> dict:
+    """Op index -> the values defined in ``block`` (arguments, results) last used by that
+    op or by an op nested in its regions; a value never used dies where it is defined."""
+    last = {v: -1 for v in block.args}
+    for i, op in enumerate(ops):
+        for inner in op.walk():
+            for v in inner.operands:
+                if v in last:
+                    last[v] = i
+        for r in op.results:
+            last[r] = i
+    deaths: dict = {}
+    for v, i in last.items():
+        deaths.setdefault(max(i, 0), []).append(v)
+    return {i: tuple(vs) for i, vs in deaths.items()}
 
 
 def _matches(want, got) -> bool:

@@ -122,7 +122,7 @@ def unshard(shards, shape, sharding: TensorSharding, mesh: Mesh) -> np.ndarray:
         raise ValueError(f"sharding {sharding} has unreduced axes; unshard needs it reduced")
     shape = tuple(shape)
     local = local_shape(shape, sharding, mesh)
-    out, seen = None, {}
+    out, seen, seen_pieces = None, {}, {}
     for position, device in _holders(mesh):
         piece = np.asarray(shards[device])
         if piece.shape != local:
@@ -134,11 +134,72 @@ def unshard(shards, shape, sharding: TensorSharding, mesh: Mesh) -> np.ndarray:
         region = _slices(shape, local, index)
         valid = piece[tuple(slice(0, s.stop - s.start) for s in region)]
         if index in seen:
+            if _same_memory(seen_pieces[index], piece):
+                continue
             if not np.array_equal(out[region], valid, equal_nan=valid.dtype.kind in "fc"):
                 raise ShardMismatch(f"devices {seen[index]} and {device} hold block "
                                     f"{list(index)} of {sharding} with different values")
             continue
         seen[index] = device
+        seen_pieces[index] = piece
         out[region] = valid
     return out
 
+
+
+def _same_memory(a: np.ndarray, b: np.ndarray) -> bool:
+    """Two views of the very same elements (a broadcast copy), equal without looking."""
+    return a.__array_interface__["data"][0] == b.__array_interface__["data"][0] \
+        and a.strides == b.strides and a.shape == b.shape
+
+
+# -- the simulator's layout: devices over the mesh's axes -----------------------------------
+def mesh_shape(mesh: Mesh) -> tuple[int, ...]:
+    """The process dimensions of a mesh's devices: one per axis (``(1,)`` for a mesh
+    without axes)."""
+    return tuple(a.size for a in mesh.axes) or (1,)
+
+
+def sharded_axes(sharding: TensorSharding) -> set[str]:
+    """The names of the mesh axes a sharding cuts dimensions along (fully or by a
+    sub-axis)."""
+    return {ref.name for d in sharding.dim_shardings for ref in d.axes}
+
+
+def shard_compact(array: np.ndarray, sharding: TensorSharding, mesh: Mesh, pad_value=0
+                  ) -> np.ndarray:
+    """The shards of ``array`` laid out over the mesh's axes, ``[*mesh_shape, *local]``
+    with size 1 along the axes the sharding does not use: each distinct shard stored
+    once (broadcast it to the full mesh shape to give every device its own)."""
+    array = np.asarray(array)
+    local = local_shape(array.shape, sharding, mesh)
+    used = sharded_axes(sharding) if not mesh.is_maximal else set()
+    full = mesh_shape(mesh)
+    shape = tuple(n if a.name in used else 1 for a, n in zip(mesh.axes, full, strict=False)) \
+        or (1,)
+    out = np.full(shape + local, pad_value, dtype=array.dtype)
+    for compact in np.ndindex(*shape):
+        position = int(np.ravel_multi_index(compact, full)) if mesh.axes else 0
+        index = block_index(sharding, mesh, array.ndim, position)
+        piece = array[_slices(array.shape, local, index)]
+        out[compact + tuple(slice(0, n) for n in piece.shape)] = piece
+    return out
+
+
+def unshard_compact(data: np.ndarray, layout, shape, sharding: TensorSharding, mesh: Mesh
+                    ) -> np.ndarray:
+    """The global array of ``shape`` that per-device values ``data`` (``[*layout.shape,
+    *local]`` over a :class:`~shardy_ref.execute.context.ProcessLayout`, possibly a
+    broadcast view) hold; like :func:`unshard`, devices that hold the same block must agree
+    (copies that share memory are not compared)."""
+    return unshard(_ByDevice(data, layout), shape, sharding, mesh)
+
+
+class _ByDevice:
+    """Device id -> that device's local value, read from an array over process positions."""
+
+    def __init__(self, data: np.ndarray, layout):
+        self.data, self.layout = data, layout
+
+    def __getitem__(self, device: int) -> np.ndarray:
+        return self.data[tuple(int(i[0]) for i in self.layout.index([device]))]

@@ -185,22 +185,28 @@ def group_classes(ctx, op, groups: list[list[int]], values: list[Tensor], channe
         idx = np.array(same_size, dtype=np.int64)
         stacked = []
         for v in values:
-            if ctx.nb == 0:  # a single process outside run_parallel
+            if ctx.nb == 0 or not v.batch:  # one value for every process
                 stacked.append(np.broadcast_to(v.data, idx.shape + v.data.shape))
             else:
-                stacked.append(ctx.broadcast(v).data[idx] if v.batch else
-                               np.broadcast_to(v.data, idx.shape + v.data.shape))
+                stacked.append(ctx.broadcast(v).data[ctx.process_layout().index(idx)])
         classes.append((stacked, idx))
     return classes
 
 
 class GroupResults:
     """Per-member results ``[G, S, *shape]`` of each group class, assembled back into this
-    context's layout: a varying tensor over all processes, or this process's own entry."""
+    context's layout: a varying tensor over all processes, or this process's own entry.
+
+    When every member of a group gets the same value (an ``all_reduce``, an ``all_gather``)
+    and the groups are the fibers of some process dimensions (devices that differ only
+    along some mesh axes), the result is stored once per group and broadcast along those
+    dimensions, or kept uniform when one group holds every process: memory for the
+    distinct values only."""
 
     def __init__(self, ctx, type_):
         self.ctx, self.type = ctx, type_
-        self.data = None
+        self.data = None  # by process position, [P, *shape]
+        self.compact = None  # the whole result, process dimensions of size 1 where shared
 
     def add(self, groups: np.ndarray, per_member: np.ndarray) -> None:
         ctx = self.ctx
@@ -210,14 +216,73 @@ class GroupResults:
         elif ctx.nb == 0:
             self.data = np.array(per_member[0, 0])
         else:
+            layout = ctx.process_layout()
+            if self.data is None and self.compact is None and _same_for_members(per_member):
+                self.compact = compact_groups(layout, groups, per_member[:, 0])
+                if self.compact is not None:
+                    return
             if self.data is None:
-                self.data = np.empty((ctx.grid.num_processes, *per_member.shape[2:]),
+                self.data = np.empty((layout.ids.size, *per_member.shape[2:]),
                                      dtype=per_member.dtype)
-            self.data[groups.reshape(-1)] = per_member.reshape((-1, *per_member.shape[2:]))
+                if self.compact is not None:
+                    self.data[...] = np.broadcast_to(
+                        self.compact, layout.shape + self.compact.shape[layout.ndim:]
+                    ).reshape(self.data.shape)
+                    self.compact = None
+            self.data[layout.position[groups.reshape(-1)]] = \
+                per_member.reshape((-1, *per_member.shape[2:]))
 
     def tensor(self) -> Tensor:
-        varying = self.ctx.process is None and self.ctx.nb > 0
-        return Tensor(self.type, self.data, 1 if varying else 0)
+        ctx = self.ctx
+        if ctx.process is not None or ctx.nb == 0:
+            return Tensor(self.type, self.data, 0)
+        layout = ctx.process_layout()
+        if self.compact is not None:
+            inner = self.compact.shape[layout.ndim:]
+            if all(n == 1 for n in self.compact.shape[:layout.ndim]):
+                return Tensor(self.type, self.compact.reshape(inner), 0)
+            return Tensor(self.type, np.broadcast_to(self.compact, layout.shape + inner),
+                          layout.ndim)
+        return Tensor(self.type, self.data.reshape(layout.shape + self.data.shape[1:]),
+                      layout.ndim)
+
+
+def _same_for_members(per_member: np.ndarray) -> bool:
+    """Every member of a group holds the same value (a broadcast along members)."""
+    return per_member.ndim >= 2 and (per_member.shape[1] == 1 or per_member.strides[1] == 0)
+
+
+def fiber_dims(layout, groups: np.ndarray) -> tuple[int, ...] | None:
+    """The process dimensions ``groups`` (``[G, S]`` process ids) span, when every group is
+    the set of processes that differ only along them; else None."""
+    count, size = groups.shape
+    if count * size != layout.ids.size:
+        return None
+    coords = layout.index(groups)
+    spanned = tuple(d for d, c in enumerate(coords) if (c != c[:, :1]).any())
+    sizes = [layout.shape[d] for d in spanned]
+    if int(np.prod(sizes, dtype=np.int64)) != size:
+        return None
+    if spanned:
+        member = np.ravel_multi_index([coords[d] for d in spanned], sizes)
+        if not (np.sort(member, axis=1) == np.arange(size)).all():
+            return None
+    return spanned
+
+
+def compact_groups(layout, groups: np.ndarray, per_group: np.ndarray) -> np.ndarray | None:
+    """``per_group`` (``[G, *shape]``, one value per group) laid out over the process
+    dimensions with size 1 along the dimensions the groups span; None when the groups are
+    not fibers of process dimensions."""
+    spanned = fiber_dims(layout, groups)
+    if spanned is None:
+        return None
+    coords = layout.index(groups[:, 0])
+    shape = tuple(1 if d in spanned else n for d, n in enumerate(layout.shape))
+    out = np.empty(shape + per_group.shape[1:], dtype=per_group.dtype)
+    out[tuple(np.zeros_like(c) if d in spanned else c for d, c in enumerate(coords))] = \
+        per_group
+    return out
 
 
 def process_index_order(groups: np.ndarray) -> np.ndarray:

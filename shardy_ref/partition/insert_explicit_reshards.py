@@ -14,7 +14,7 @@ Ops sharded onto a single device are handled by :mod:`shardy_ref.partition.singl
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from shardy_ref.ir.axis_lists import axis_set_diff, sort_and_merge_axes
 from shardy_ref.ir.diagnostics import PassError
@@ -22,6 +22,7 @@ from shardy_ref.ir.func_attrs import function_type
 from shardy_ref.ir.op_traits import is_terminator
 from shardy_ref.ir.operation import BlockArgument, Operation, OpOperand, Value
 from shardy_ref.ir.sdy_axes import Mesh
+from shardy_ref.ir.sdy_debug import ReductionOp
 from shardy_ref.ir.sdy_rules import OpShardingRule
 from shardy_ref.ir.sdy_sharding import TensorSharding
 from shardy_ref.ir.symbols import SymbolTable
@@ -40,6 +41,7 @@ from shardy_ref.partition.exports.insert_func_call_reshards import (
     is_equivalent,
     non_maximal_mesh_or_ref,
 )
+from shardy_ref.partition.lowering import common_reduction_op
 from shardy_ref.partition.single_device import process_single_device_operation
 from shardy_ref.partition.unreduced_collectives import (
     all_reduce_attrs,
@@ -230,10 +232,14 @@ class Inserter:
 
     def all_reduces_for_reduction_factors(self, op: Operation, projection: ShardingProjection,
                                           common: list | None, rule: OpShardingRule,
-                                          mesh_name, mesh: Mesh) -> None:
+                                          mesh_name, mesh: Mesh,
+                                          kind: ReductionOp | None = None) -> None:
         """Upstream ``insertAllReducesForReductionFactors``: all-reduce the axes of sharded
         reduction factors that the result does not keep unreduced (in the minimal version
-        only when the result keeps some, which must then match the reduction factors')."""
+        only when the result keeps some, which must then match the reduction factors').
+        ``kind`` is the op's own reduction (:func:`reduction_kind`): a max/min body is
+        all-reduced with max/min where upstream takes the sharding's op (sum by default),
+        which computes a wrong value."""
         if not op.results:
             return
         result_unreduced = _unreduced(get_sharding(op.results[0]))
@@ -258,8 +264,9 @@ class Inserter:
         for result in op.results:
             sharding = get_sharding(result) or TensorSharding.fully_closed(
                 mesh_name, _rank(result.type))
+            op_kind = kind if kind not in (None, ReductionOp.SUM) else sharding.reduction_op
             reduce = collective("sdy.all_reduce", result, sharding, anchor,
-                                **all_reduce_attrs(axes, sharding.reduction_op))
+                                **all_reduce_attrs(axes, op_kind))
             result.replace_uses_with_if(reduce.results[0],
                                         lambda use, r=reduce: use.owner is not r)
 
@@ -303,6 +310,11 @@ class Inserter:
         rule = get_or_create_sharding_rule(op, False, set_sharding_rule_on_op=False)
         if rule is None or rule.is_custom_rule:
             return
+        kind = reduction_kind(op)
+        if kind is None and rule.reduction_factors:
+            rule = replace(rule, need_replication_factors=tuple(sorted(
+                {*rule.need_replication_factors, *rule.reduction_factors})),
+                reduction_factors=())
         mesh_name = common_mesh_name(in_shardings, out_shardings, self.table)
         if mesh_name is None:
             return
@@ -313,7 +325,23 @@ class Inserter:
                                               closed_if_missing=True)
         common = self.process_op(op, projection, in_shardings, out_shardings, rule, mesh_name,
                                  mesh, on_full)
-        self.all_reduces_for_reduction_factors(op, projection, common, rule, mesh_name, mesh)
+        self.all_reduces_for_reduction_factors(op, projection, common, rule, mesh_name, mesh,
+                                               kind)
+
+
+_BODY_KINDS = {"stablehlo.add": ReductionOp.SUM, "stablehlo.maximum": ReductionOp.MAX,
+               "stablehlo.minimum": ReductionOp.MIN}
+
+
+def reduction_kind(op: Operation) -> ReductionOp | None:
+    """How partial results of ``op``'s reduction factors combine across devices: a sum
+    for contractions, the body's op for a ``stablehlo.reduce`` whose body is one add, max or
+    min, and None for any other body (a product, an argmax...), whose reduction factors
+    are then replicated before the op rather than all-reduced after it (our deviation:
+    upstream all-reduces with the sharding's op, a sum, and the result is wrong)."""
+    if op.name != "stablehlo.reduce":
+        return ReductionOp.SUM
+    return _BODY_KINDS.get(common_reduction_op(op, len(op.operands) // 2))
 
 
 def _equivalent(a: TensorSharding | None, b: TensorSharding | None) -> bool:

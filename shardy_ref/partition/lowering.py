@@ -6,7 +6,7 @@ from __future__ import annotations
 from shardy_ref.ir.builtin_attrs import DenseElementsAttr
 from shardy_ref.ir.diagnostics import PassError
 from shardy_ref.ir.operation import Operation
-from shardy_ref.ir.types import ComplexType, FloatType, IntegerType, RankedTensorType, Type
+from shardy_ref.ir.types import I1, ComplexType, FloatType, IntegerType, RankedTensorType, Type
 
 I64 = IntegerType(64)
 SCALAR_I64 = RankedTensorType((), I64)
@@ -66,3 +66,36 @@ def zero_scalar(element_type: Type):
 def zero_attr(type_: RankedTensorType) -> DenseElementsAttr:
     """A splat zero of a tensor type, the ``value`` of a ``stablehlo.constant``."""
     return DenseElementsAttr.from_values(type_, [zero_scalar(type_.element_type)])
+
+
+_LOGICAL = ("stablehlo.and", "stablehlo.or")
+_ARITHMETIC = ("stablehlo.add", "stablehlo.multiply", "stablehlo.maximum", "stablehlo.minimum")
+
+
+def common_reduction_op(op: Operation, num_inputs: int) -> str | None:
+    """Upstream ``getCommonSupportedReductionOp``: the one associative, commutative op
+    (add, multiply, max, min; and/or on i1) every result of the update computation applies
+    to its two block arguments, or None."""
+    region = op.regions[0] if op.regions else None
+    if region is None or not region.blocks:
+        return None
+    block = region.blocks[0]
+    terminator = block.terminator
+    if len(block.args) != 2 * num_inputs or terminator is None or \
+            terminator.name != "stablehlo.return" or terminator.num_operands != num_inputs:
+        return None
+    kind = None
+    for index, value in enumerate(terminator.operands):
+        cur = value.defining_op
+        if cur is None or cur.num_operands != 2 or not isinstance(value.type, RankedTensorType):
+            return None
+        logical = value.type.element_type == I1 and cur.name in _LOGICAL
+        if not logical and cur.name not in _ARITHMETIC:
+            return None
+        if kind is not None and kind != cur.name:
+            return None
+        kind = cur.name
+        expected = {block.args[index], block.args[index + num_inputs]}
+        if set(cur.operands) != expected or cur.operands[0] is cur.operands[1]:
+            return None
+    return kind

@@ -1,10 +1,16 @@
-"""``shardy-ref``: the human-facing command line (subcommands arrive with later issues).
+"""``shardy-ref``: the human-facing command line.
 
     shardy-ref print FILE     parse FILE and print it back as upstream's printer would
+    shardy-ref run FILE       propagate, partition and run FILE on every device of its mesh
+    shardy-ref check FILE     run FILE partitioned and on one device; compare the results
+
+Run ``shardy-ref run --help`` or ``shardy-ref check --help`` for their options.
 """
 from __future__ import annotations
 
 import sys
+
+from shardy_ref.tools import simulate_cmd
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -16,6 +22,8 @@ def main(argv: list[str] | None = None) -> int:
     if command == "print" and len(rest) == 1:
         from shardy_ref.tools.opt import Options, run
         return run(Options(input=rest[0]))
+    if command in simulate_cmd.COMMANDS:
+        return simulate_cmd.main(command, rest)
     sys.stderr.write(f"shardy-ref: unknown command {' '.join(argv)!r}; see shardy-ref --help\n")
     return 2
 

@@ -12,14 +12,13 @@ import numpy as np
 import pytest
 from corpus import ORACLE_PY
 
-from shardy_ref.execute import InterpreterError, run
+from shardy_ref.execute import run
 from shardy_ref.execute.dtypes import storage_dtype
 from shardy_ref.ir.verify import verify_module
 from shardy_ref.parser import parse_module
 from tests.conftest import ROOT
 
 EXAMPLES = sorted((ROOT / "examples" / "jax").glob("*.mlir"))
-PER_DEVICE = {"shard_map"}  # manual computations: per-device programs (the simulator's job)
 
 
 def _module(path: Path):
@@ -55,11 +54,13 @@ def test_every_example_parses_verifies_and_finds_its_kernels():
         assert not missing, f"{path.name}: no kernel for {missing}"
 
 
-def test_a_manual_computation_is_a_clear_error_on_one_device():
+def test_a_manual_computation_runs_on_one_device():
+    """``shard_map.mlir`` multiplies per device and psums over ``model``: on one device the
+    body runs on every device's shards and the result is the global product."""
     path = ROOT / "examples" / "jax" / "shard_map.mlir"
     module = _module(path)
-    with pytest.raises(InterpreterError, match="manual_computation is written per device"):
-        run(module, *_inputs(module, np.random.default_rng(0)))
+    x, w = _inputs(module, np.random.default_rng(0))
+    np.testing.assert_allclose(run(module, x, w)[0], x @ w, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.oracle
@@ -68,8 +69,6 @@ def test_examples_compute_what_jax_computes(tmp_path):
     inputs, ours = {}, {}
     for path in EXAMPLES:
         name = path.stem
-        if name in PER_DEVICE:
-            continue
         module = _module(path)
         args = _inputs(module, rng)
         for i, a in enumerate(args):

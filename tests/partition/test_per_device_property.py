@@ -177,11 +177,9 @@ def _reduce(p: Program, value, draw) -> None:
     if not shape:
         return
     dims = sorted(draw(st.sets(st.integers(0, len(shape) - 1), min_size=1, max_size=2)))
-    # Only sums: sdy-insert-explicit-reshards follows a reduction over a sharded dimension
-    # with an all_reduce of the result sharding's reduction op, SUM unless the sharding says
-    # otherwise, whatever the body computes (upstream too; see test_max_reduce_... below).
-    kind = "add"
-    init = p.scalar(0)
+    kind = draw(st.sampled_from(("add", "maximum", "minimum")
+                                + (("multiply",) if p.et == "i32" else ())))
+    init = p.scalar(1 if kind == "multiply" else 0)
     a, b, r = (f"%r{p.count}_{s}" for s in "abr")
     s = ttype((), p.et)
     region = (f"  ^bb0({a}: {s}, {b}: {s}):\n"
@@ -511,9 +509,7 @@ func.func @main(%arg0: tensor<4xi32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}
 """
 
 
-@pytest.mark.xfail(strict=True, reason="sdy-insert-explicit-reshards follows a reduction over a "
-                   "sharded dimension with an all_reduce of the result sharding's reduction op "
-                   "(SUM here), whatever the body computes; upstream (explicit_reshards_util.cc, "
-                   "insertAllReducesForReductionFactors) and jaxlib's Shardy do the same")
 def test_max_reduce_over_a_sharded_dimension():
+    """A max reduction over a sharded dimension is all-reduced with max (upstream's
+    insertAllReducesForReductionFactors takes the sharding's op, a sum, and gets it wrong)."""
     run_case(Case(MAX_REDUCE, Mesh((MeshAxis("x", 2),)), ((4,),), "i32", True, 7))

@@ -35,8 +35,9 @@ def _process_coordinate(ctx, op, of) -> Tensor:
     if isinstance(ids, int):
         return Tensor(t, np.array(of(ids), dtype=np.uint32), 0)
     data = of(ids).astype(np.uint32)
-    if ctx.nb > 1:  # inside an elementwise region: the process is the first batch dimension
-        data = np.broadcast_to(data.reshape((-1,) + (1,) * (ctx.nb - 1)), ctx.batch_shape)
+    if ctx.nb > ids.ndim:  # inside an elementwise region: the processes come first
+        data = np.broadcast_to(data.reshape(ids.shape + (1,) * (ctx.nb - ids.ndim)),
+                               ctx.batch_shape)
     return Tensor(t, data, ctx.nb)
 
 
@@ -175,8 +176,9 @@ def collective_broadcast(ctx, op, *operands):
 def _roots(ctx, op, roots: Tensor, index: int, idx: np.ndarray) -> np.ndarray:
     """Per group, the member index of the root of data operand ``index`` (the first
     member's value of the roots operand)."""
-    values = roots.data[..., index] if not roots.batch else roots.data[:, index]
-    per_process = np.broadcast_to(values, (ctx.grid.num_processes,)) if ctx.nb else \
+    values = roots.data[..., index]
+    everyone = np.arange(ctx.grid.num_processes)
+    per_process = values[ctx.process_layout().index(everyone)] if roots.batch else \
         np.full(ctx.grid.num_processes, int(values))
     root = per_process[idx[:, 0]].astype(np.int64)
     if ((root < 0) | (root >= idx.shape[1])).any():
@@ -200,12 +202,13 @@ def collective_permute(ctx, op, operand):
             return operand
         return _zeros(ctx, operand)
     data = ctx.broadcast(operand).data
-    out = np.zeros_like(data)
+    out = np.zeros(data.shape, dtype=data.dtype)
     if pairs:
+        layout = ctx.process_layout()
         src = np.array([p[0] for p in pairs])
         dst = np.array([p[1] for p in pairs])
-        out[dst] = data[src]
-    return Tensor(t, out, 1)
+        out[layout.index(dst)] = data[layout.index(src)]
+    return Tensor(t, out, ctx.nb)
 
 
 def _permute_one(ctx, op, operand: Tensor, pairs: list) -> Tensor:

@@ -38,7 +38,7 @@ from shardy_ref.partition.convert_global_to_local.state import (
     localizer,
     shard_index,
 )
-from shardy_ref.partition.lowering import Builder, zero_scalar
+from shardy_ref.partition.lowering import Builder, common_reduction_op, zero_scalar
 
 
 def _dims(values) -> DenseArrayAttr:
@@ -258,39 +258,6 @@ def _scatter_reduction_axes(op: Operation, updates_sharding, operand_sharding) -
             for axis in dim_axes(updates_sharding, i) if axis not in operand_axes]
 
 
-_LOGICAL = ("stablehlo.and", "stablehlo.or")
-_ARITHMETIC = ("stablehlo.add", "stablehlo.multiply", "stablehlo.maximum", "stablehlo.minimum")
-
-
-def _common_reduction_op(op: Operation, num_inputs: int) -> str | None:
-    """Upstream ``getCommonSupportedReductionOp``: the one associative, commutative op
-    (add, multiply, max, min; and/or on i1) every result of the update computation applies
-    to its two block arguments, or None."""
-    region = op.regions[0] if op.regions else None
-    if region is None or not region.blocks:
-        return None
-    block = region.blocks[0]
-    terminator = block.terminator
-    if len(block.args) != 2 * num_inputs or terminator is None or \
-            terminator.name != "stablehlo.return" or terminator.num_operands != num_inputs:
-        return None
-    kind = None
-    for index, value in enumerate(terminator.operands):
-        cur = value.defining_op
-        if cur is None or cur.num_operands != 2 or not isinstance(value.type, RankedTensorType):
-            return None
-        logical = value.type.element_type == I1 and cur.name in _LOGICAL
-        if not logical and cur.name not in _ARITHMETIC:
-            return None
-        if kind is not None and kind != cur.name:
-            return None
-        kind = cur.name
-        expected = {block.args[index], block.args[index + num_inputs]}
-        if set(cur.operands) != expected or cur.operands[0] is cur.operands[1]:
-            return None
-    return kind
-
-
 def _identity(kind: str, element_type):
     """The identity of the reduction ``kind`` in ``element_type`` (upstream
     ``getScatterReductionIdentity``; max/min use the finite extremes, signed for integers)."""
@@ -336,7 +303,7 @@ def _leader_inputs(state: ConversionState, b: Builder, op: Operation, inputs: li
     """Keep the inputs on the first device of each reduction group; others start from the
     reduction's identity, so the ``sdy.all_reduce`` after the scatter counts them once."""
     local_type = inputs[0].type
-    kind = _common_reduction_op(op, len(inputs))
+    kind = common_reduction_op(op, len(inputs))
     value = _identity(kind, local_type.element_type) if kind is not None else None
     if value is None:
         raise PassError(op.location, "failed to get scatter reduction identity.")

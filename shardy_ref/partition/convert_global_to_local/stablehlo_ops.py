@@ -230,3 +230,20 @@ def _table_entry(b, table: list[int], device):
     piece = b.op("stablehlo.dynamic_slice", [values, device], [tensor((1,), I64)],
                  {"slice_sizes": DenseArrayAttr(I64, (1,))}).results[0]
     return b.op("stablehlo.reshape", [piece], [tensor((), I64)]).results[0]
+
+
+@localizer("stablehlo.dynamic_slice")
+def localize_dynamic_slice(state: ConversionState, op: Operation) -> None:
+    """Local result types, and ``slice_sizes`` made local too: a dimension sharded alike in
+    operand and result is taken whole (its sharding rule maps it to one factor only when the
+    slice covers it), so its local size is the local dimension. Upstream keeps the global
+    sizes, which no longer fit the local operand (a deviation: the op would be invalid)."""
+    localize_generic(state, op)
+    local = op.results[0].type.shape
+    sizes = list(op.attributes["slice_sizes"])
+    operand = op.operands[0].type.shape
+    for dim, (size, n) in enumerate(zip(sizes, local, strict=True)):
+        if size != n and n != operand[dim]:
+            raise op_error(op, f"dimension {dim} is sharded but the dynamic slice takes "
+                           f"{size} of its elements, not all")
+    op.attributes["slice_sizes"] = DenseArrayAttr(I64, tuple(local))

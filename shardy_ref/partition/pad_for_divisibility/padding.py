@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from shardy_ref.ir.builtin_attrs import DenseArrayAttr, DenseElementsAttr, IntegerAttr
 from shardy_ref.ir.diagnostics import PassError
 from shardy_ref.ir.operation import Value
+from shardy_ref.ir.sdy_axes import AxisRefList, ListOfAxisRefLists
 from shardy_ref.ir.sdy_sharding import TensorSharding
 from shardy_ref.ir.stablehlo_attrs import StablehloEnum
 from shardy_ref.ir.symbols import SymbolTable
@@ -120,21 +121,49 @@ def create_padded_value(b: Builder, table: SymbolTable, padded: RankedTensorType
                         value: Value, kind: PaddingKind, registered: PaddingKind | None,
                         cache: PaddingCache) -> Value:
     """Upstream ``createPaddedValue``: ``stablehlo.pad`` of ``value`` at the high end up to
-    ``padded`` with a zero or one, carrying ``value``'s sharding."""
+    ``padded`` with a zero or one, carrying ``value``'s sharding. A padded dimension that
+    is already sharded is gathered first and sliced again after (upstream pads it in place,
+    which would move rows between devices: the per-device program would be wrong)."""
     orig = value.type
     sharding = get_sharding(value)
-    for dim, (old, new) in enumerate(zip(orig.shape, padded.shape)):
-        _check_local(b, table, sharding, dim, old, new, "padding")
+    moving = _sharded_dims(table, sharding, [d for d, (old, new) in
+                                             enumerate(zip(orig.shape, padded.shape))
+                                             if old != new])
+    if moving:  # gather, pad, slice back: the shards' boundaries move
+        per_dim = ListOfAxisRefLists(tuple(
+            AxisRefList(tuple(dim.axes) if d in moving else ())
+            for d, dim in enumerate(sharding.dim_shardings)))
+        gathered = sharding.replace(dim_shardings=tuple(
+            dim.replace(axes=()) if d in moving else dim
+            for d, dim in enumerate(sharding.dim_shardings)))
+        value = b.op("sdy.all_gather", [value], [orig], {
+            "gathering_axes": per_dim, "out_sharding": gathered}).results[0]
     pad_value = scalar_constant(b, padded.element_type, kind)
     rank = len(orig.shape)
     pad = b.op("stablehlo.pad", [value, pad_value], [padded], {
         "edge_padding_low": i64_array([0] * rank),
         "edge_padding_high": i64_array(p - o for p, o in zip(padded.shape, orig.shape)),
         "interior_padding": i64_array([0] * rank)}).results[0]
-    _maybe_set(pad, sharding)
+    if moving:
+        _maybe_set(pad, gathered)
+        pad = b.op("sdy.all_slice", [pad], [padded], {
+            "slicing_axes": per_dim, "out_sharding": sharding}).results[0]
+    else:
+        _maybe_set(pad, sharding)
     if registered is not None:
         cache.set(pad, registered)
     return pad
+
+
+def _sharded_dims(table: SymbolTable, sharding: TensorSharding | None,
+                  dims: Sequence[int]) -> set[int]:
+    """The dimensions of ``dims`` that ``sharding`` cuts into more than one shard."""
+    if sharding is None or not dims:
+        return set()
+    mesh = mesh_or_lookup(table, sharding.mesh_or_ref)
+    if mesh is None:
+        return set()
+    return {d for d in dims if sharding.dim_shardings[d].sharded_size(mesh) > 1}
 
 
 def ensure_padding_with_value(b: Builder, value: Value, orig: RankedTensorType,

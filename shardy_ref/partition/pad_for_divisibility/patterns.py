@@ -284,21 +284,22 @@ def _zero_sum(rw: Rewriter, op: Operation, value: Value, init: Value) -> bool:
 
 @pattern("stablehlo.reduce")
 def reduce_op(rw: Rewriter, op: Operation, operands: list[Value]):
-    """As generic, but refuse to reduce over a padded dimension unless the padding is the
-    identity of the reduction (known zeros summed). Upstream has no reduce pattern and
-    reduces whatever the padding holds, e.g. the real rows an extended slice reads in,
-    which changes the result; we raise instead of computing wrong values."""
+    """As generic, after setting the padding of each reduced, padded dimension to the
+    reduction's init value (skipped for known-zero padding summed from zero), so the
+    padding adds nothing when the init value is the body's identity, as a reduction that is
+    partitioned at all must assume. Upstream has no reduce pattern and reduces whatever the
+    padding holds (zeros, or the real rows an extended slice reads in): wrong values."""
     half = len(operands) // 2
     dims = ints(op, "dimensions")
-    for value, orig, init in zip(operands[:half], op.operands[:half], operands[half:]):
+    b = Builder(op)
+    masked = list(operands)
+    for i, (value, orig, init) in enumerate(zip(operands[:half], op.operands[:half],
+                                                operands[half:])):
         padded = [d for d in dims if isinstance(value.type, RankedTensorType)
                   and value.type.shape[d] != orig.type.shape[d]]
         if padded and not _zero_sum(rw, op, value, init):
-            raise PassError(op.location, f"cannot pad for divisibility: 'stablehlo.reduce' "
-                            f"reduces the padded dimension {padded[0]} "
-                            f"({orig.type.shape[padded[0]]} -> {value.type.shape[padded[0]]}) "
-                            f"whose padding is not known to be its reduction's identity")
-    return pad_generic(rw, op, operands)
+            masked[i] = ensure_padding_with_value(b, value, orig.type, init, padded)
+    return pad_generic(rw, op, masked)
 
 
 @pattern("stablehlo.concatenate")

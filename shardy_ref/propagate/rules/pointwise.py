@@ -4,6 +4,8 @@ and result is the same factor. Also ``clamp`` and ``select``, whose ``min``/``ma
 """
 from __future__ import annotations
 
+from shardy_ref.ir.chlo_families import BINARY as CHLO_BINARY
+from shardy_ref.ir.chlo_families import UNARY as CHLO_UNARY
 from shardy_ref.ir.operation import Operation
 from shardy_ref.ir.sdy_rules import OpShardingRule
 from shardy_ref.propagate.rules.builder import OpShardingRuleBuilder, tensor_shape
@@ -17,7 +19,13 @@ POINTWISE_OPS = tuple(f"stablehlo.{name}" for name in """
     shift_right_logical sign sine sqrt subtract tan tanh xor""".split())
 
 
-@rule("sdy.sharding_constraint", *POINTWISE_OPS)
+# CHLO's elementwise ops. Upstream has no rule for CHLO (XLA legalizes it to StableHLO
+# before Shardy runs); the special functions our chlo-legalize-to-stablehlo keeps (erf,
+# lgamma, ...) are pointwise, so the simulator can partition programs that use them.
+CHLO_POINTWISE_OPS = tuple(n for n in CHLO_UNARY + CHLO_BINARY if n != "chlo._asin_acos_kernel")
+
+
+@rule("sdy.sharding_constraint", *POINTWISE_OPS, *CHLO_POINTWISE_OPS)
 def pointwise_rule(op: Operation, _conservative: bool) -> OpShardingRule | None:
     """Upstream ``OpShardingRuleBuilder::buildPointwise``."""
     return OpShardingRuleBuilder.build_pointwise(op)

@@ -1,0 +1,241 @@
+"""The multi-device simulator: a global-view module with shardings, compiled once into the
+program every device of its mesh runs (:func:`compile_spmd`), then run on global arrays
+(:meth:`SpmdProgram.run`): the inputs are cut into the shards their shardings give, one
+vectorized run executes every device at once, and the global results are put back together
+from the output shardings (padding removed, replicated copies checked equal).
+
+Devices are laid out over the mesh's axes (:class:`~.context.ProcessLayout`), so a value
+that is the same along some axes (a replicated argument, an ``all_gather`` result) is stored
+once along them. ``simulate(module, *arrays)`` is compile + run; comparing it with ``run``
+(one device, no partitioning) is what ``shardy-ref check`` does.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from shardy_ref.execute.api import argument_tensor
+from shardy_ref.execute.context import Context, ProcessGrid, ProcessLayout
+from shardy_ref.execute.errors import InterpreterError
+from shardy_ref.execute.interpreter import Interpreter
+from shardy_ref.execute.memory import MemoryEstimate, estimate_peak, format_bytes, global_bytes
+from shardy_ref.execute.shards import (
+    ShardMismatch,
+    device_ids,
+    mesh_shape,
+    shard,
+    shard_compact,
+    sharded_axes,
+    unshard_compact,
+)
+from shardy_ref.execute.values import Tensor, Token
+from shardy_ref.ir.sdy_axes import Mesh
+from shardy_ref.ir.sdy_reshard_cse import mesh_of
+from shardy_ref.ir.sdy_sharding import TensorSharding
+from shardy_ref.ir.types import RankedTensorType
+
+PROPAGATION_PIPELINE = "sdy-propagation-pipeline"
+CHLO_LEGALIZATION = "chlo-legalize-to-stablehlo"
+# ops that need no sharding of their own for a module to count as propagated
+_UNANNOTATED = frozenset({"stablehlo.constant", "sdy.constant", "func.return", "sdy.return",
+                          "stablehlo.return", "sdy.mesh", "func.func", "builtin.module"})
+
+
+@dataclass(frozen=True, slots=True)
+class IoSpec:
+    """One argument or result of the entry function: its global type, and the sharding and
+    mesh it is laid out with (``None`` for an unsharded or non-tensor value)."""
+
+    type: object
+    sharding: TensorSharding | None
+    mesh: Mesh | None
+
+    @property
+    def copies(self) -> int:
+        """How many distinct copies the simulator stores of this value."""
+        if not isinstance(self.type, RankedTensorType) or self.sharding is None \
+                or self.mesh is None or self.mesh.is_maximal:
+            return 1
+        used = sharded_axes(self.sharding)
+        return int(np.prod([a.size for a in self.mesh.axes if a.name in used], dtype=np.int64))
+
+
+@dataclass(frozen=True, slots=True)
+class SpmdProgram:
+    """A partitioned program: the per-device module every device runs, the global-view
+    module it came from after propagation (``propagated``, to show what was decided), the
+    mesh its devices are laid out on, and the entry function's arguments and results."""
+
+    per_device: object
+    propagated: object
+    function: str
+    mesh: Mesh
+    args: tuple[IoSpec, ...]
+    results: tuple[IoSpec, ...]
+
+    @property
+    def num_devices(self) -> int:
+        return len(device_ids(self.mesh)) if not self.mesh.is_maximal else 1
+
+    def layout(self) -> ProcessLayout:
+        """Devices over the mesh's axes, each position holding its device id."""
+        return ProcessLayout(np.array(device_ids(self.mesh)).reshape(mesh_shape(self.mesh)))
+
+    def estimate_memory(self, arrays=()) -> MemoryEstimate:
+        """About how many bytes a run keeps alive at its peak (:mod:`.memory`)."""
+        func = Interpreter(self.per_device).entry_function(self.function)
+        return estimate_peak(func, self.num_devices, [a.copies for a in self.args],
+                             held=global_bytes(arrays))
+
+    def run(self, *arrays, memory_budget: int | None = None) -> tuple:
+        """Run every device on shards of the global ``arrays``; returns the global results
+        as NumPy arrays. Raises :class:`InterpreterError` for a wrong argument (naming it),
+        a run over ``memory_budget`` bytes (default: half the machine's memory), or devices
+        that disagree on a replicated result."""
+        interp = Interpreter(self.per_device, memory_budget=memory_budget)
+        func = interp.entry_function(self.function)
+        if len(arrays) != len(self.args):
+            raise InterpreterError(func.location, f"@{self.function} takes {len(self.args)} "
+                                   f"arguments, got {len(arrays)}")
+        need = estimate_peak(func, self.num_devices, [a.copies for a in self.args],
+                             held=global_bytes(arrays))
+        if need.peak > interp.memory_budget:
+            raise InterpreterError(func.location, f"simulating {self.num_devices} devices "
+                                   f"needs about {format_bytes(need.peak)} ({need.why}), over "
+                                   f"the memory budget of {format_bytes(interp.memory_budget)}")
+        layout = self.layout()
+        block = func.regions[0].blocks[0]
+        values = [self._argument(i, spec, local.type, a, layout)
+                  for i, (spec, local, a) in enumerate(zip(self.args, block.args, arrays,
+                                                            strict=True))]
+        ctx = Context(interp, layout.shape, grid=ProcessGrid(1, self.num_devices),
+                      layout=layout)
+        with np.errstate(all="ignore"):
+            outs = interp.call_function(ctx, func, values)
+        return tuple(self._result(i, spec, v, layout)
+                     for i, (spec, v) in enumerate(zip(self.results, outs, strict=True)))
+
+    # -- inputs and outputs ----------------------------------------------------------------
+    def _argument(self, index: int, spec: IoSpec, local_type, array, layout: ProcessLayout):
+        whole = argument_tensor(self.function, index, spec.type, array)
+        if not isinstance(whole, Tensor) or (spec.copies == 1 and \
+                tuple(local_type.shape) == tuple(spec.type.shape)):
+            return whole if isinstance(whole, Token) else Tensor(local_type, whole.data, 0)
+        if spec.mesh == self.mesh:
+            data = shard_compact(whole.data, spec.sharding, spec.mesh)
+            data = np.broadcast_to(data, layout.shape + data.shape[layout.ndim:])
+        else:  # laid out on another mesh of the same devices: one shard per device
+            shards = shard(whole.data, spec.sharding, spec.mesh)
+            data = np.stack([shards[int(d)] for d in layout.ids.reshape(-1)])
+            data = data.reshape(layout.shape + data.shape[1:])
+        return Tensor(local_type, data, layout.ndim)
+
+    def _result(self, index: int, spec: IoSpec, value, layout: ProcessLayout):
+        if isinstance(value, Token):
+            return None
+        data = value.data if value.batch else \
+            np.broadcast_to(value.data, layout.shape + value.data.shape)
+        try:
+            if spec.mesh is not None and spec.mesh.is_maximal:
+                at = layout.index([spec.mesh.maximal_device_id])
+                return np.array(data[tuple(i[0] for i in at)])
+            sharding = spec.sharding or TensorSharding.fully_closed("", len(spec.type.shape))
+            return unshard_compact(data, layout, spec.type.shape, sharding,
+                                   spec.mesh or self.mesh)
+        except (ShardMismatch, ValueError) as e:
+            raise InterpreterError(None, f"result {index} of @{self.function}: {e}") from e
+
+
+def compile_spmd(module, *, function: str = "main", propagate: bool | None = None,
+                 enable_halo_exchange: bool = True, filename: str = "<module>") -> SpmdProgram:
+    """Partition ``module`` (MLIR text, a parsed module op or a
+    :class:`~shardy_ref.ir.Module`; not modified) for its mesh: CHLO legalized to StableHLO
+    (as XLA does before partitioning), ``sdy-propagation-pipeline`` unless ``propagate`` is
+    False (default: unless every op already has a sharding), then
+    ``sdy-ref-per-device-pipeline``. Raises ParseError/VerifyError/PassError, located."""
+    from shardy_ref.ir.verify import verify_module
+    from shardy_ref.parser import parse_module, print_module
+    from shardy_ref.pass_manager import PassContext, PassManager, parse_pipeline
+
+    text = module if isinstance(module, str) else print_module(getattr(module, "op", module))
+    op = parse_module(text, filename)
+    verify_module(op)
+    if propagate is None:
+        propagate = not is_propagated(op)
+    if any(o.name.startswith("chlo.") for o in op.walk()):  # as XLA does before partitioning
+        PassManager(parse_pipeline(CHLO_LEGALIZATION), verify=verify_module).run(
+            op, PassContext())
+    if propagate:
+        PassManager(parse_pipeline(PROPAGATION_PIPELINE), verify=verify_module).run(
+            op, PassContext())
+    propagated = parse_module(print_module(op), filename)
+    func = _entry_function(op, function)
+    args, results = _io_specs(func)
+    mesh = _main_mesh(op, args + results)
+    count = len(device_ids(mesh)) if not mesh.is_maximal else 1
+    halo = str(enable_halo_exchange).lower()
+    PassManager(parse_pipeline(f"sdy-ref-per-device-pipeline{{enable-halo-exchange={halo} "
+                               f"partition-count={count}}}"), verify=verify_module).run(
+        op, PassContext())
+    return SpmdProgram(op, propagated, func.attributes["sym_name"].value, mesh,
+                       tuple(args), tuple(results))
+
+
+def simulate(module, *arrays, function: str = "main", memory_budget: int | None = None,
+             **options) -> tuple:
+    """Compile ``module`` for its mesh and run it on every device with the global
+    ``arrays``: the global results, as :func:`shardy_ref.execute.run` gives them for one
+    device."""
+    return compile_spmd(module, function=function, **options).run(
+        *arrays, memory_budget=memory_budget)
+
+
+def is_propagated(module_op) -> bool:
+    """Every op of every function that has tensor results carries a sharding (constants
+    aside): nothing left for propagation to decide."""
+    for op in module_op.walk():
+        if op.name in _UNANNOTATED or not op.results:
+            continue
+        if op.name in ("sdy.sharding_constraint", "sdy.sharding_group"):
+            return False
+        if any(isinstance(r.type, RankedTensorType) for r in op.results) \
+                and "sdy.sharding" not in op.attributes and op.name != "sdy.reshard":
+            return False
+    return True
+
+
+def _entry_function(module_op, name: str):
+    funcs = [op for op in module_op.regions[0].blocks[0] if op.name == "func.func"]
+    for f in funcs:
+        if f.attributes["sym_name"].value == name:
+            return f
+    if name == "main" and len(funcs) == 1:
+        return funcs[0]
+    raise InterpreterError(module_op.location, f"module must have entry func with name {name}")
+
+
+def _io_specs(func) -> tuple[list[IoSpec], list[IoSpec]]:
+    from shardy_ref.ir.value_sharding import get_func_result_sharding, get_sharding
+
+    block = func.regions[0].blocks[0]
+    args = [_spec(a.type, get_sharding(a), func) for a in block.args]
+    results = [_spec(t, get_func_result_sharding(func, i), func)
+               for i, t in enumerate(func.attributes["function_type"].value.results)]
+    return args, results
+
+
+def _spec(type_, sharding: TensorSharding | None, func) -> IoSpec:
+    return IoSpec(type_, sharding, mesh_of(sharding, func) if sharding is not None else None)
+
+
+def _main_mesh(module_op, specs: list[IoSpec]) -> Mesh:
+    """The mesh the devices are laid out on: the largest one the entry function's values
+    use, else the largest ``sdy.mesh`` of the module, else one device."""
+    meshes = [s.mesh for s in specs if s.mesh is not None and not s.mesh.is_maximal]
+    if not meshes:
+        meshes = [op.attributes["mesh"] for op in module_op.regions[0].blocks[0]
+                  if op.name == "sdy.mesh" and not op.attributes["mesh"].is_maximal]
+    if not meshes:
+        return Mesh((), ())
+    return max(meshes, key=lambda m: m.total_size)

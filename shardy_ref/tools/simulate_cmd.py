@@ -1,0 +1,309 @@
+"""``shardy-ref run`` and ``shardy-ref check``: the simulator from the command line.
+
+``run`` propagates and partitions a module for its mesh, runs every device at once and
+writes the global results (``--out Y.npz``: ``out0, out1, ...``; else a summary on
+stdout); ``--single-device`` runs the unpartitioned program instead. ``check`` runs both
+and compares them output by output, printing the largest absolute and relative error and
+the devices holding a wrong element; it exits 1 on a mismatch. Inputs come from
+``--inputs X.npz`` (``arg0, arg1, ...``: the entry function's arguments, global shapes, in
+order) or are seeded random ones. Errors are ``file:line:col: error: message``, exit 1.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+import time
+from contextlib import contextmanager
+
+import numpy as np
+
+from shardy_ref.ir.diagnostics import ShardyRefError
+
+COMMANDS = ("run", "check")
+
+
+class CommandError(Exception):
+    """A problem with the command's own inputs (files, flags), not with the module."""
+
+
+def _parser(command: str) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=f"shardy-ref {command}", description=(
+        "Propagate, partition and run MODULE on every device of its mesh"
+        if command == "run" else
+        "Run MODULE partitioned on every device of its mesh and on one device; compare"))
+    p.add_argument("module", help="an MLIR file with sdy shardings (- for stdin)")
+    p.add_argument("--inputs", metavar="X.npz", help="arguments arg0, arg1, ... (global "
+                   "shapes); default: seeded random inputs")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (0)")
+    p.add_argument("--function", default="main", help="the entry function (main)")
+    p.add_argument("--memory-budget", type=_size, metavar="BYTES",
+                   help="refuse a run that needs more (default: half the machine's RAM); "
+                   "suffixes K, M, G")
+    p.add_argument("--devices-from-mesh", action="store_true", help="lay out the mesh's "
+                   "devices even when the module's mhlo.num_partitions says otherwise")
+    p.add_argument("--no-halo-exchange", action="store_true",
+                   help="replicate instead of exchanging halos for permutation factors")
+    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    if command == "run":
+        p.add_argument("--out", metavar="Y.npz", help="write the results out0, out1, ...")
+        p.add_argument("--single-device", action="store_true",
+                       help="run the unpartitioned program on one device")
+    else:
+        p.add_argument("--rtol", type=float, default=1e-5, help="relative tolerance (1e-5)")
+        p.add_argument("--atol", type=float, default=1e-5, help="absolute tolerance (1e-5)")
+    return p
+
+
+def _size(text: str) -> int:
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:].upper(), 1)
+    try:
+        return int(float(text[:-1] if scale > 1 else text) * scale)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r}") from None
+
+
+def main(command: str, argv: list[str]) -> int:
+    opts = _parser(command).parse_args(argv)
+    progress = Progress(enabled=not opts.quiet)
+    try:
+        text, filename = _read(opts.module)
+        return (run_command if command == "run" else check_command)(opts, text, filename,
+                                                                    progress)
+    except ShardyRefError as e:
+        sys.stderr.write(f"{e}\n")
+        return 1
+    except CommandError as e:
+        sys.stderr.write(f"shardy-ref {command}: error: {e}\n")
+        return 1
+    except BrokenPipeError:
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        progress.stop()
+
+
+def _read(path: str) -> tuple[str, str]:
+    if path == "-":
+        return sys.stdin.read(), "<stdin>"
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read(), path
+    except OSError as e:
+        raise CommandError(f"cannot read {path}: {e.strerror}") from None
+
+
+# -- the two commands -----------------------------------------------------------------------
+def run_command(opts, text: str, filename: str, progress) -> int:
+    if opts.single_device:
+        from shardy_ref.execute import run
+        from shardy_ref.ir.verify import verify_module
+        from shardy_ref.parser import parse_module
+
+        module = parse_module(text, filename)
+        verify_module(module)
+        arrays = _inputs(opts, _entry_types(module, opts.function))
+        with progress.phase("running on one device"):
+            results = run(module, *arrays, function=opts.function)
+    else:
+        program = _compile(opts, text, filename, progress)
+        arrays = _inputs(opts, [a.type for a in program.args])
+        with progress.phase(f"running {program.num_devices} devices"):
+            results = program.run(*arrays, memory_budget=opts.memory_budget)
+    _write_results(opts.out, results)
+    return 0
+
+
+def check_command(opts, text: str, filename: str, progress) -> int:
+    from shardy_ref.execute import run
+
+    program = _compile(opts, text, filename, progress)
+    arrays = _inputs(opts, [a.type for a in program.args])
+    with progress.phase("running on one device"):
+        want = run(text, *arrays, function=opts.function)
+    with progress.phase(f"running {program.num_devices} devices"):
+        got = program.run(*arrays, memory_budget=opts.memory_budget)
+    progress.stop()
+    ok = True
+    print(f"{filename}: {program.num_devices} devices, mesh {program.mesh}")
+    for i, (g, w) in enumerate(zip(got, want, strict=True)):
+        line, same = compare(g, w, opts.rtol, opts.atol)
+        bad = "" if same else "; devices with wrong elements: " + \
+            _format_devices(wrong_devices(program, i, g, w, opts.rtol, opts.atol))
+        print(f"  out{i}: {line}{bad}")
+        ok &= same
+    print("OK: the partitioned program computes the same results" if ok else
+          "MISMATCH: the partitioned program differs from the single-device run")
+    return 0 if ok else 1
+
+
+def _compile(opts, text: str, filename: str, progress):
+    from shardy_ref.execute import compile_spmd
+
+    with progress.phase("propagating and partitioning"):
+        program = compile_spmd(text, function=opts.function, filename=filename,
+                               enable_halo_exchange=not opts.no_halo_exchange)
+    declared = _num_partitions(program.propagated)
+    if declared is not None and declared != program.num_devices and not opts.devices_from_mesh:
+        raise CommandError(f"the module says mhlo.num_partitions = {declared} but its mesh "
+                           f"{program.mesh} has {program.num_devices} devices; pass "
+                           "--devices-from-mesh to simulate the mesh's devices")
+    return program
+
+
+def _num_partitions(module_op) -> int | None:
+    attr = module_op.attributes.get("mhlo.num_partitions")
+    return int(attr.value) if attr is not None and hasattr(attr, "value") else None
+
+
+def _entry_types(module_op, function: str) -> list:
+    from shardy_ref.execute.interpreter import Interpreter
+
+    func = Interpreter(module_op).entry_function(function)
+    return [a.type for a in func.regions[0].blocks[0].args]
+
+
+# -- inputs and outputs ---------------------------------------------------------------------
+def _inputs(opts, types: list) -> list:
+    from shardy_ref.execute.inputs import random_arguments
+
+    if not opts.inputs:
+        return random_arguments(types, opts.seed)
+    try:
+        with np.load(opts.inputs, allow_pickle=False) as npz:
+            given = {k: npz[k] for k in npz.files}
+    except (OSError, ValueError) as e:
+        raise CommandError(f"cannot read {opts.inputs}: {e}") from None
+    names = [f"arg{i}" for i in range(len(types))]
+    missing = [n for n in names if n not in given]
+    extra = sorted(set(given) - set(names))
+    if missing:
+        raise CommandError(f"{opts.inputs} has no {', '.join(missing)} (the function takes "
+                           f"{len(types)} argument(s): {', '.join(map(str, types))})")
+    if extra:
+        raise CommandError(f"{opts.inputs} has {', '.join(extra)}, which the function does "
+                           f"not take (it takes {len(types)} argument(s))")
+    arrays = []
+    for name, t in zip(names, types, strict=True):
+        a = given[name]
+        want = tuple(getattr(t, "shape", ()))
+        if tuple(a.shape) != want:
+            raise CommandError(f"{name} has shape {list(a.shape)}, the function takes {t}")
+        from shardy_ref.execute.dtypes import storage_dtype
+        dtype = storage_dtype(t.element_type)
+        if a.dtype != dtype:
+            raise CommandError(f"{name} has dtype {a.dtype}, the function takes {t} "
+                               f"(NumPy {dtype})")
+        arrays.append(a)
+    return arrays
+
+
+def _write_results(path: str | None, results) -> None:
+    if path:
+        try:
+            np.savez(path, **{f"out{i}": np.asarray(r) for i, r in enumerate(results)})
+        except OSError as e:
+            raise CommandError(f"cannot write {path}: {e.strerror}") from None
+        return
+    for i, r in enumerate(results):
+        a = np.asarray(r)
+        print(f"out{i}: {a.dtype}{list(a.shape)}")
+        print(np.array2string(a, threshold=64, edgeitems=3))
+
+
+# -- comparing ------------------------------------------------------------------------------
+def compare(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> tuple[str, bool]:
+    """A line describing how far ``got`` is from ``want``, and whether they match: integers
+    and booleans exactly, floats within ``atol + rtol * max|want|`` elementwise (relative to
+    the output's largest magnitude: a partitioned program sums in another order)."""
+    got, want = np.asarray(got), np.asarray(want)
+    if got.shape != want.shape or got.dtype != want.dtype:
+        return f"{got.dtype}{list(got.shape)} != {want.dtype}{list(want.shape)}", False
+    bad = mismatches(got, want, rtol, atol)
+    if want.dtype.kind in "fc":
+        g, w = got.astype(np.complex128 if want.dtype.kind == "c" else np.float64), \
+            want.astype(np.complex128 if want.dtype.kind == "c" else np.float64)
+        finite = np.isfinite(w) & np.isfinite(g)
+        err = np.abs(g - w)[finite]
+        abs_err = float(err.max()) if err.size else 0.0
+        scale = float(np.abs(w[finite]).max()) if finite.any() else 0.0
+        rel = abs_err / scale if scale else 0.0
+        text = f"max abs error {abs_err:.3g}, max rel error {rel:.3g}"
+    else:
+        text = f"{int(bad.sum())} of {bad.size} elements differ"
+    return f"{want.dtype}{list(want.shape)}: {text}", not bad.any()
+
+
+def mismatches(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> np.ndarray:
+    """The elements of ``got`` that do not match ``want`` (NaN matches NaN)."""
+    if want.dtype.kind not in "fc":
+        return got != want
+    w = want.astype(np.complex128 if want.dtype.kind == "c" else np.float64)
+    g = got.astype(w.dtype)
+    finite = np.isfinite(w)
+    scale = float(np.abs(w[finite]).max()) if finite.any() else 0.0
+    close = np.abs(g - w) <= atol + rtol * scale
+    same_special = (g == w) | (np.isnan(g) & np.isnan(w))
+    return ~np.where(finite, close, same_special)
+
+
+def wrong_devices(program, index: int, got, want, rtol: float, atol: float) -> list[int]:
+    """The devices whose block of result ``index`` holds a wrong element."""
+    from shardy_ref.execute.shards import _holders, _slices, block_index, local_shape
+
+    spec = program.results[index]
+    bad = mismatches(np.asarray(got), np.asarray(want), rtol, atol) \
+        if np.shape(got) == np.shape(want) else None
+    if bad is None or spec.sharding is None or spec.mesh is None:
+        return list(range(program.num_devices))
+    shape = np.shape(want)
+    local = local_shape(shape, spec.sharding, spec.mesh)
+    out = []
+    for position, device in _holders(spec.mesh):
+        index_ = block_index(spec.sharding, spec.mesh, len(shape), position)
+        if bad[_slices(shape, local, index_)].any():
+            out.append(device)
+    return sorted(out)
+
+
+def _format_devices(devices: list[int]) -> str:
+    return ", ".join(map(str, devices[:16])) + (f", ... ({len(devices)})"
+                                                if len(devices) > 16 else "")
+
+
+# -- progress -------------------------------------------------------------------------------
+class Progress:
+    """A line on stderr every few seconds while a long phase runs (``--quiet``: none)."""
+
+    EVERY = 5.0
+
+    def __init__(self, enabled: bool = True, stream=None):
+        self.enabled = enabled
+        self.stream = stream or sys.stderr
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @contextmanager
+    def phase(self, what: str):
+        start = time.monotonic()
+        self._stop = threading.Event()
+        if self.enabled:
+            self._thread = threading.Thread(target=self._tick, args=(what, start, self._stop),
+                                            daemon=True)
+            self._thread.start()
+        try:
+            yield
+        finally:
+            self.stop()
+
+    def _tick(self, what: str, start: float, stop: threading.Event) -> None:
+        while not stop.wait(self.EVERY):
+            self.stream.write(f"shardy-ref: {what}... {time.monotonic() - start:.0f} s\n")
+            self.stream.flush()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
