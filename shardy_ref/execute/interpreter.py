@@ -16,6 +16,7 @@ import threading
 
 import numpy as np
 
+from shardy_ref.execute import compaction
 from shardy_ref.execute.context import Context
 from shardy_ref.execute.errors import InterpreterError
 from shardy_ref.execute.kernels.quant import route as route_quantized
@@ -152,12 +153,13 @@ class Interpreter:
             plan = []
             for op in block:
                 if op.name in TERMINATORS:
-                    plan.append((op, None, op.operands, 0, ()))
+                    plan.append((op, None, op.operands, 0, (), False))
                     break
                 fn = route_quantized(op, self.kernels.get(op.name, _unsupported))
                 plan.append((op, fn, op.operands, _static_bytes(op), ()))
-            deaths = _deaths(block, [step[0] for step in plan])
-            plan = [(*step[:4], deaths.get(i, ())) for i, step in enumerate(plan)]
+            deaths = value_deaths(block, [step[0] for step in plan])
+            plan = [(*step[:4], deaths.get(i, ()), step[1] is not None and
+                     compaction.process_agnostic(step[0])) for i, step in enumerate(plan)]
             self._plans[block] = plan
         return plan
 
@@ -167,7 +169,9 @@ class Interpreter:
         batch_size = math.prod(ctx.batch_shape)  # the memory check's factor, once per block
         for arg, value in zip(block.args, args, strict=True):
             env[arg] = value
-        for op, fn, operands, nbytes, dead in self._plan(block):
+        compact = ctx.layout is not None and ctx.active is None and not lift \
+            and ctx.nb == ctx.layout.ndim
+        for op, fn, operands, nbytes, dead, agnostic in self._plan(block):
             args = [env[v] for v in operands]
             if lift:
                 args = [ctx.lift(a) for a in args]
@@ -176,7 +180,9 @@ class Interpreter:
             if nbytes and ctx.batch_shape:
                 self._check_memory(op, nbytes * batch_size)
             try:
-                out = fn(ctx, op, *args)
+                shared = compaction.shared_dims(ctx, args) if compact and agnostic else ()
+                out = compaction.run_once_per_copy(ctx, fn, op, args, shared) if shared \
+                    else fn(ctx, op, *args)
             except InterpreterError as e:
                 if not e.location.is_known:
                     e.location = op.location
@@ -204,7 +210,7 @@ class Interpreter:
             self.stdout.flush()
 
 
-def _deaths(block, ops: list) -> dict:
+def value_deaths(block, ops: list) -> dict:
     """Op index -> the values defined in ``block`` (arguments, results) last used by that
     op or by an op nested in its regions; a value never used dies where it is defined."""
     last = {v: -1 for v in block.args}

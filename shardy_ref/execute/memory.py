@@ -1,10 +1,11 @@
 """How much memory a simulated run needs, estimated before it starts, so a run that cannot
 fit is refused with a number instead of swapping the machine to a halt.
 
-The simulator stores a value once per distinct copy: a uniform value (the same on every
-device: constants, fully replicated arguments, an ``all_reduce`` over every device) once,
-an argument or an ``all_gather``/``all_reduce`` result shared along some mesh axes once per
-group, anything else once per device. The interpreter frees a value after its last use, so
+The simulator stores a value once per distinct copy: it lays devices out over the mesh's
+axes, and a value holds one copy per combination of the axes it varies along (an argument:
+the axes its sharding uses; an ``all_gather``/``all_reduce``: its operand's, less the axes
+its groups span; an op that does not depend on the device: its operands' together; the
+device-dependent ops: all of them). The interpreter frees a value after its last use, so
 the estimate walks the entry function in order and keeps the largest sum of live values
 (plus the collectives' gather buffer, as large as their operand); nested regions count as
 their op's results. It is an estimate, not a bound: kernels' temporaries are not counted.
@@ -18,14 +19,10 @@ import numpy as np
 from shardy_ref.execute.dtypes import storage_dtype
 from shardy_ref.ir.types import RankedTensorType
 
-# ops whose result is one value per device even when their operands are uniform
-_PER_DEVICE = frozenset({"stablehlo.partition_id", "stablehlo.replica_id",
-                         "stablehlo.collective_permute", "stablehlo.all_to_all",
-                         "stablehlo.reduce_scatter", "stablehlo.rng_bit_generator",
-                         "stablehlo.rng", "stablehlo.recv", "stablehlo.infeed"})
+# collectives whose result differs along the process dimensions their groups span
+_SPREADING = frozenset({"stablehlo.reduce_scatter", "stablehlo.all_to_all"})
 # collectives that give every member of a group the same value
 _SHARED_BY_GROUP = frozenset({"stablehlo.all_gather", "stablehlo.all_reduce"})
-_COLLECTIVES = _PER_DEVICE | _SHARED_BY_GROUP
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,59 +49,68 @@ def _bytes(type_) -> int:
         return 0
 
 
-def _group_size(op) -> int:
+def _groups(op) -> np.ndarray | None:
     attr = op.attributes.get("replica_groups")
-    shape = getattr(getattr(attr, "type", None), "shape", None)
-    return int(shape[1]) if shape and len(shape) == 2 and shape[1] else 1
+    if attr is None or not hasattr(attr, "flat_values"):
+        return None
+    shape = attr.type.shape
+    if len(shape) != 2:
+        return None
+    values = np.array([int(v) for v in attr.flat_values()], dtype=np.int64).reshape(shape)
+    return None if (values < 0).any() else values
 
 
-def _copies(op, operand_copies: list[int], devices: int) -> int:
-    """How many distinct copies of each result of ``op`` the simulator stores."""
-    if op.name in _SHARED_BY_GROUP:
-        return max(1, devices // _group_size(op))
-    if op.name in _PER_DEVICE:
-        return devices
-    return max(operand_copies, default=1) if all(c == 1 for c in operand_copies) \
-        else devices
+def _varying(op, operands: list[frozenset], everything: frozenset, layout) -> frozenset:
+    """The process dimensions ``op``'s results vary along, given its operands'."""
+    from shardy_ref.execute.compaction import PROCESS_DEPENDENT
+    from shardy_ref.execute.spmd import fiber_dims
+
+    union = frozenset().union(*operands)
+    if op.name in _SHARED_BY_GROUP | _SPREADING:
+        groups = _groups(op)
+        spanned = fiber_dims(layout, groups) if groups is not None and \
+            groups.size == layout.ids.size else None
+        if spanned is None:
+            return everything
+        return union - set(spanned) if op.name in _SHARED_BY_GROUP else union | set(spanned)
+    if op.name in PROCESS_DEPENDENT or op.name.split(".")[0] not in ("stablehlo", "chlo"):
+        return everything if op.name in PROCESS_DEPENDENT else union
+    return union
 
 
-def estimate_peak(func, devices: int, arg_copies: list[int], held: int = 0
+def estimate_peak(func, layout, arg_varying: list[frozenset], held: int = 0
                   ) -> MemoryEstimate:
-    """The peak live bytes of running ``func`` (a per-device ``func.func``) on ``devices``
-    devices whose arguments are stored ``arg_copies`` times; ``held`` bytes are held by
-    the caller throughout (the global inputs)."""
+    """The peak live bytes of running ``func`` (a per-device ``func.func``) over the
+    processes of ``layout`` when argument ``i`` varies along process dimensions
+    ``arg_varying[i]`` (one copy per combination of them); ``held`` bytes are held by the
+    caller throughout (the global inputs)."""
+    everything = frozenset(range(layout.ndim))
+    from shardy_ref.execute.interpreter import value_deaths
+
     block = func.regions[0].blocks[0]
     ops = list(block)
-    copies: dict = {}
-    last: dict = {}
-    for arg, n in zip(block.args, arg_copies, strict=True):
-        copies[arg] = n
-        last[arg] = -1
-    for i, op in enumerate(ops):
-        for inner in op.walk():
-            for v in inner.operands:
-                if v in last:
-                    last[v] = i
-        for r in op.results:
-            last[r] = i
-    live = held + sum(_bytes(a.type) * copies[a] for a in block.args)
+    varying: dict = dict(zip(block.args, arg_varying, strict=True))
+    dying = value_deaths(block, ops)
+
+    def size(v) -> int:
+        dims = varying.get(v, everything)
+        return _bytes(v.type) * int(np.prod([layout.shape[d] for d in dims], dtype=np.int64))
+
+    live = held + sum(size(a) for a in block.args)
     peak, where = live, "the arguments"
-    dying: dict = {}
-    for v, i in last.items():
-        dying.setdefault(max(i, 0), []).append(v)
     for i, op in enumerate(ops):
-        operands = [copies.get(v, devices) for v in op.operands]
-        n = _copies(op, operands, devices)
-        results = sum(_bytes(r.type) * n for r in op.results)
+        out = _varying(op, [varying.get(v, everything) for v in op.operands], everything,
+                       layout)
         for r in op.results:
-            copies[r] = n
-        transient = sum(_bytes(v.type) * devices for v in op.operands) \
-            if op.name in _COLLECTIVES else 0
+            varying[r] = out
+        results = sum(size(r) for r in op.results)
+        transient = sum(size(v) for v in op.operands) \
+            if op.name in _SHARED_BY_GROUP | _SPREADING else 0
         if live + results + transient > peak:
             peak, where = live + results + transient, _describe(op)
         live += results
         for v in dying.get(i, ()):
-            live -= _bytes(v.type) * copies.get(v, devices)
+            live -= size(v)
     return MemoryEstimate(int(peak), f"at its peak at {where}")
 
 

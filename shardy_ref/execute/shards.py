@@ -83,12 +83,12 @@ def block_index(sharding: TensorSharding, mesh: Mesh, rank: int, position: int
     return tuple(index)
 
 
-def _slices(shape, local, index) -> tuple[slice, ...]:
+def block_slices(shape, local, index) -> tuple[slice, ...]:
     return tuple(slice(min(b * n, d), min((b + 1) * n, d))
                  for d, n, b in zip(shape, local, index, strict=True))
 
 
-def _holders(mesh: Mesh) -> list[tuple[int, int]]:
+def holders(mesh: Mesh) -> list[tuple[int, int]]:
     """(position, device id) of every device of the mesh (the one of a maximal mesh)."""
     if mesh.is_maximal:
         return [(0, mesh.maximal_device_id)]
@@ -102,9 +102,9 @@ def shard(array: np.ndarray, sharding: TensorSharding, mesh: Mesh, pad_value=0
     array = np.asarray(array)
     local = local_shape(array.shape, sharding, mesh)
     out = {}
-    for position, device in _holders(mesh):
+    for position, device in holders(mesh):
         index = block_index(sharding, mesh, array.ndim, position)
-        piece = array[_slices(array.shape, local, index)]
+        piece = array[block_slices(array.shape, local, index)]
         if piece.shape != local:
             padded = np.full(local, pad_value, dtype=array.dtype)
             padded[tuple(slice(0, n) for n in piece.shape)] = piece
@@ -123,7 +123,7 @@ def unshard(shards, shape, sharding: TensorSharding, mesh: Mesh) -> np.ndarray:
     shape = tuple(shape)
     local = local_shape(shape, sharding, mesh)
     out, seen, seen_pieces = None, {}, {}
-    for position, device in _holders(mesh):
+    for position, device in holders(mesh):
         piece = np.asarray(shards[device])
         if piece.shape != local:
             raise ShardMismatch(f"device {device} holds a {list(piece.shape)} shard, "
@@ -131,7 +131,7 @@ def unshard(shards, shape, sharding: TensorSharding, mesh: Mesh) -> np.ndarray:
         index = block_index(sharding, mesh, len(shape), position)
         if out is None:
             out = np.zeros(shape, dtype=piece.dtype)
-        region = _slices(shape, local, index)
+        region = block_slices(shape, local, index)
         valid = piece[tuple(slice(0, s.stop - s.start) for s in region)]
         if index in seen:
             if _same_memory(seen_pieces[index], piece):
@@ -172,6 +172,9 @@ def shard_compact(array: np.ndarray, sharding: TensorSharding, mesh: Mesh, pad_v
     with size 1 along the axes the sharding does not use: each distinct shard stored
     once (broadcast it to the full mesh shape to give every device its own)."""
     array = np.asarray(array)
+    view = _shard_view(array, sharding, mesh)
+    if view is not None:
+        return view
     local = local_shape(array.shape, sharding, mesh)
     used = sharded_axes(sharding) if not mesh.is_maximal else set()
     full = mesh_shape(mesh)
@@ -181,9 +184,32 @@ def shard_compact(array: np.ndarray, sharding: TensorSharding, mesh: Mesh, pad_v
     for compact in np.ndindex(*shape):
         position = int(np.ravel_multi_index(compact, full)) if mesh.axes else 0
         index = block_index(sharding, mesh, array.ndim, position)
-        piece = array[_slices(array.shape, local, index)]
+        piece = array[block_slices(array.shape, local, index)]
         out[compact + tuple(slice(0, n) for n in piece.shape)] = piece
     return out
+
+
+def _shard_view(array: np.ndarray, sharding: TensorSharding, mesh: Mesh) -> np.ndarray | None:
+    """:func:`shard_compact` as a view of ``array`` (nothing copied): each sharded dimension
+    split into its axes' sizes and the block size, the axes moved in front in mesh order.
+    None when a dimension does not divide or a sub-axis is used."""
+    if mesh.is_maximal or not mesh.axes:
+        return None
+    dims = _sharding_dims(sharding, mesh, array.ndim)
+    if any(ref.sub_axis_info is not None for axes in dims for ref in axes) \
+            or not is_divisible(array.shape, sharding, mesh):
+        return None
+    split, axis_at, local_at = [], {}, []
+    for n, axes in zip(array.shape, dims, strict=True):
+        for ref in axes:
+            axis_at[ref.name] = len(split)
+            split.append(mesh.axis_size(ref.name))
+        local_at.append(len(split))
+        split.append(n // int(np.prod([mesh.axis_size(r.name) for r in axes], dtype=np.int64)))
+    order = [axis_at[a.name] for a in mesh.axes if a.name in axis_at] + local_at
+    moved = array.reshape(split).transpose(order)
+    shape = tuple(a.size if a.name in axis_at else 1 for a in mesh.axes)
+    return moved.reshape(shape + moved.shape[len(axis_at):])
 
 
 def unshard_compact(data: np.ndarray, layout, shape, sharding: TensorSharding, mesh: Mesh

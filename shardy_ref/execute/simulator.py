@@ -34,6 +34,7 @@ from shardy_ref.ir.sdy_axes import Mesh
 from shardy_ref.ir.sdy_reshard_cse import mesh_of
 from shardy_ref.ir.sdy_sharding import TensorSharding
 from shardy_ref.ir.types import RankedTensorType
+from shardy_ref.propagate.rules.registry import legalized_chlo
 
 PROPAGATION_PIPELINE = "sdy-propagation-pipeline"
 CHLO_LEGALIZATION = "chlo-legalize-to-stablehlo"
@@ -51,14 +52,15 @@ class IoSpec:
     sharding: TensorSharding | None
     mesh: Mesh | None
 
-    @property
-    def copies(self) -> int:
-        """How many distinct copies the simulator stores of this value."""
+    def varying(self, mesh: Mesh) -> frozenset[int]:
+        """The axes of ``mesh`` (by position) along which devices hold different shards."""
         if not isinstance(self.type, RankedTensorType) or self.sharding is None \
                 or self.mesh is None or self.mesh.is_maximal:
-            return 1
+            return frozenset()
+        if self.mesh != mesh:
+            return frozenset(range(len(mesh.axes)))
         used = sharded_axes(self.sharding)
-        return int(np.prod([a.size for a in self.mesh.axes if a.name in used], dtype=np.int64))
+        return frozenset(i for i, a in enumerate(mesh.axes) if a.name in used and a.size > 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +87,7 @@ class SpmdProgram:
     def estimate_memory(self, arrays=()) -> MemoryEstimate:
         """About how many bytes a run keeps alive at its peak (:mod:`.memory`)."""
         func = Interpreter(self.per_device).entry_function(self.function)
-        return estimate_peak(func, self.num_devices, [a.copies for a in self.args],
+        return estimate_peak(func, self.layout(), [a.varying(self.mesh) for a in self.args],
                              held=global_bytes(arrays))
 
     def run(self, *arrays, memory_budget: int | None = None) -> tuple:
@@ -98,13 +100,13 @@ class SpmdProgram:
         if len(arrays) != len(self.args):
             raise InterpreterError(func.location, f"@{self.function} takes {len(self.args)} "
                                    f"arguments, got {len(arrays)}")
-        need = estimate_peak(func, self.num_devices, [a.copies for a in self.args],
+        layout = self.layout()
+        need = estimate_peak(func, layout, [a.varying(self.mesh) for a in self.args],
                              held=global_bytes(arrays))
         if need.peak > interp.memory_budget:
             raise InterpreterError(func.location, f"simulating {self.num_devices} devices "
                                    f"needs about {format_bytes(need.peak)} ({need.why}), over "
                                    f"the memory budget of {format_bytes(interp.memory_budget)}")
-        layout = self.layout()
         block = func.regions[0].blocks[0]
         values = [self._argument(i, spec, local.type, a, layout)
                   for i, (spec, local, a) in enumerate(zip(self.args, block.args, arrays,
@@ -119,8 +121,8 @@ class SpmdProgram:
     # -- inputs and outputs ----------------------------------------------------------------
     def _argument(self, index: int, spec: IoSpec, local_type, array, layout: ProcessLayout):
         whole = argument_tensor(self.function, index, spec.type, array)
-        if not isinstance(whole, Tensor) or (spec.copies == 1 and \
-                tuple(local_type.shape) == tuple(spec.type.shape)):
+        if not isinstance(whole, Tensor) or (not spec.varying(self.mesh) and
+                                             tuple(local_type.shape) == tuple(spec.type.shape)):
             return whole if isinstance(whole, Token) else Tensor(local_type, whole.data, 0)
         if spec.mesh == self.mesh:
             data = shard_compact(whole.data, spec.sharding, spec.mesh)
@@ -151,7 +153,8 @@ def compile_spmd(module, *, function: str = "main", propagate: bool | None = Non
                  enable_halo_exchange: bool = True, filename: str = "<module>") -> SpmdProgram:
     """Partition ``module`` (MLIR text, a parsed module op or a
     :class:`~shardy_ref.ir.Module`; not modified) for its mesh: CHLO legalized to StableHLO
-    (as XLA does before partitioning), ``sdy-propagation-pipeline`` unless ``propagate`` is
+    (as XLA does before partitioning; the special functions our legalization keeps count as
+    the pointwise ops they legalize to), ``sdy-propagation-pipeline`` unless ``propagate`` is
     False (default: unless every op already has a sharding), then
     ``sdy-ref-per-device-pipeline``. Raises ParseError/VerifyError/PassError, located."""
     from shardy_ref.ir.verify import verify_module
@@ -163,21 +166,23 @@ def compile_spmd(module, *, function: str = "main", propagate: bool | None = Non
     verify_module(op)
     if propagate is None:
         propagate = not is_propagated(op)
-    if any(o.name.startswith("chlo.") for o in op.walk()):  # as XLA does before partitioning
-        PassManager(parse_pipeline(CHLO_LEGALIZATION), verify=verify_module).run(
-            op, PassContext())
-    if propagate:
-        PassManager(parse_pipeline(PROPAGATION_PIPELINE), verify=verify_module).run(
-            op, PassContext())
+    with legalized_chlo():
+        if any(o.name.startswith("chlo.") for o in op.walk()):  # as XLA before partitioning
+            PassManager(parse_pipeline(CHLO_LEGALIZATION), verify=verify_module).run(
+                op, PassContext())
+        if propagate:
+            PassManager(parse_pipeline(PROPAGATION_PIPELINE), verify=verify_module).run(
+                op, PassContext())
     propagated = parse_module(print_module(op), filename)
     func = _entry_function(op, function)
     args, results = _io_specs(func)
     mesh = _main_mesh(op, args + results)
     count = len(device_ids(mesh)) if not mesh.is_maximal else 1
     halo = str(enable_halo_exchange).lower()
-    PassManager(parse_pipeline(f"sdy-ref-per-device-pipeline{{enable-halo-exchange={halo} "
-                               f"partition-count={count}}}"), verify=verify_module).run(
-        op, PassContext())
+    with legalized_chlo():
+        PassManager(parse_pipeline(f"sdy-ref-per-device-pipeline{{enable-halo-exchange="
+                                   f"{halo} partition-count={count}}}"),
+                    verify=verify_module).run(op, PassContext())
     return SpmdProgram(op, propagated, func.attributes["sym_name"].value, mesh,
                        tuple(args), tuple(results))
 

@@ -270,6 +270,37 @@ def fiber_dims(layout, groups: np.ndarray) -> tuple[int, ...] | None:
     return spanned
 
 
+def ordered_fibers(ctx, groups: list[list[int]]) -> tuple[int, ...] | None:
+    """In a vectorized run, the process dimensions ``groups`` span when they are the fibers
+    of those dimensions and, along them, process ids increase in row-major order (so a
+    reduction folding in increasing process id, as the reference does, folds along the
+    dimensions in order); else None."""
+    if ctx.process is not None or not ctx.nb or not groups:
+        return None
+    layout = ctx.process_layout()
+    if ctx.nb != layout.ndim or len({len(g) for g in groups}) != 1:
+        return None
+    idx = np.array(groups, dtype=np.int64)
+    spanned = fiber_dims(layout, idx)
+    if not spanned:
+        return None
+    coords = layout.index(idx)
+    member = np.ravel_multi_index([coords[d] for d in spanned],
+                                  [layout.shape[d] for d in spanned])
+    by_coordinate = np.take_along_axis(idx, np.argsort(member, axis=1), axis=1)
+    return spanned if bool((np.diff(by_coordinate, axis=1) > 0).all()) else None
+
+
+def fiber_slices(layout, spanned: tuple[int, ...]):
+    """Index tuples over the process dimensions, one per position along ``spanned`` in
+    row-major order, keeping every dimension (size 1 along ``spanned``)."""
+    for at in np.ndindex(*(layout.shape[d] for d in spanned)):
+        index = [slice(None)] * layout.ndim
+        for d, i in zip(spanned, at, strict=True):
+            index[d] = slice(i, i + 1)
+        yield tuple(index)
+
+
 def compact_groups(layout, groups: np.ndarray, per_group: np.ndarray) -> np.ndarray | None:
     """``per_group`` (``[G, *shape]``, one value per group) laid out over the process
     dimensions with size 1 along the dimensions the groups span; None when the groups are

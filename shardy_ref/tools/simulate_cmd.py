@@ -126,7 +126,7 @@ def check_command(opts, text: str, filename: str, progress) -> int:
         got = program.run(*arrays, memory_budget=opts.memory_budget)
     progress.stop()
     ok = True
-    print(f"{filename}: {program.num_devices} devices, mesh {program.mesh}")
+    print(describe(program, filename))
     for i, (g, w) in enumerate(zip(got, want, strict=True)):
         line, same = compare(g, w, opts.rtol, opts.atol)
         bad = "" if same else "; devices with wrong elements: " + \
@@ -136,6 +136,32 @@ def check_command(opts, text: str, filename: str, progress) -> int:
     print("OK: the partitioned program computes the same results" if ok else
           "MISMATCH: the partitioned program differs from the single-device run")
     return 0 if ok else 1
+
+
+_COLLECTIVES = ("all_gather", "all_reduce", "all_to_all", "collective_permute",
+                "reduce_scatter", "collective_broadcast")
+
+
+def describe(program, filename: str) -> str:
+    """What propagation and partitioning decided: the mesh, the entry function's argument
+    and result shardings, and the collectives the per-device program runs."""
+    def sharding(spec) -> str:
+        s = spec.sharding
+        return "replicated" if s is None else str(s).removeprefix("#sdy.sharding")
+
+    lines = [f"{filename}: mesh {str(program.mesh).removeprefix('#sdy.mesh')} "
+             f"({program.num_devices} devices)"]
+    for kind, specs in (("argument", program.args), ("result", program.results)):
+        for i, spec in enumerate(specs):
+            lines.append(f"  {kind} {i}: {spec.type} sharded {sharding(spec)}")
+    counts: dict[str, int] = {}
+    for op in program.per_device.walk():
+        name = op.name.removeprefix("stablehlo.")
+        if name in _COLLECTIVES:
+            counts[name] = counts.get(name, 0) + 1
+    used = ", ".join(f"{n} x{c}" for n, c in sorted(counts.items())) or "none"
+    lines.append(f"  per-device program: collectives {used}")
+    return "\n".join(lines)
 
 
 def _compile(opts, text: str, filename: str, progress):
@@ -250,7 +276,7 @@ def mismatches(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> n
 
 def wrong_devices(program, index: int, got, want, rtol: float, atol: float) -> list[int]:
     """The devices whose block of result ``index`` holds a wrong element."""
-    from shardy_ref.execute.shards import _holders, _slices, block_index, local_shape
+    from shardy_ref.execute.shards import block_index, block_slices, holders, local_shape
 
     spec = program.results[index]
     bad = mismatches(np.asarray(got), np.asarray(want), rtol, atol) \
@@ -260,9 +286,9 @@ def wrong_devices(program, index: int, got, want, rtol: float, atol: float) -> l
     shape = np.shape(want)
     local = local_shape(shape, spec.sharding, spec.mesh)
     out = []
-    for position, device in _holders(spec.mesh):
+    for position, device in holders(spec.mesh):
         index_ = block_index(spec.sharding, spec.mesh, len(shape), position)
-        if bad[_slices(shape, local, index_)].any():
+        if bad[block_slices(shape, local, index_)].any():
             out.append(device)
     return sorted(out)
 

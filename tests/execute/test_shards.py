@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shardy_ref.execute import InterpreterError, run_spmd
+from shardy_ref.execute.context import ProcessLayout
 from shardy_ref.execute.shards import (
     ShardMismatch,
     axis_coordinate,
@@ -15,8 +16,11 @@ from shardy_ref.execute.shards import (
     device_ids,
     local_shape,
     mesh_coordinates,
+    mesh_shape,
     shard,
+    shard_compact,
     unshard,
+    unshard_compact,
 )
 from shardy_ref.ir.sdy_axes import AxisRef, Mesh, MeshAxis, SubAxisInfo
 from shardy_ref.ir.sdy_sharding import DimensionSharding, TensorSharding
@@ -102,6 +106,26 @@ def test_unshard_inverts_shard(case):
                          minlength=data.size)
     counts = block_counts(s, mesh, data.ndim)
     assert (copies == mesh.total_size // int(np.prod(counts))).all()
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(sharded_arrays())
+def test_compact_shards_are_the_shards_over_the_mesh(case):
+    """The simulator's layout: shards over the mesh's axes (size 1 along unused axes, a
+    view of the array when nothing is padded and no sub-axis is used) give every device
+    the shard ``shard`` gives it, and ``unshard_compact`` puts them back together."""
+    mesh, s, data = case
+    compact = shard_compact(data, s, mesh, pad_value=-1)
+    full = np.broadcast_to(compact, mesh_shape(mesh) + compact.shape[len(mesh.axes):])
+    ids = np.array(device_ids(mesh)).reshape(mesh_shape(mesh))
+    shards = shard(data, s, mesh, pad_value=-1)
+    for at in np.ndindex(*mesh_shape(mesh)):
+        np.testing.assert_array_equal(full[at], shards[int(ids[at])])
+    used = {ref.name for d in s.dim_shardings for ref in d.axes}
+    assert compact.shape[:len(mesh.axes)] == tuple(a.size if a.name in used else 1
+                                                   for a in mesh.axes)
+    layout = ProcessLayout(ids)
+    np.testing.assert_array_equal(unshard_compact(full, layout, data.shape, s, mesh), data)
 
 
 PER_DEVICE_DOT = """

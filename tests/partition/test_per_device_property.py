@@ -40,12 +40,12 @@ def per_device_pipeline(devices: int, halo_exchange: bool) -> str:
 
 # -- meshes and shardings -------------------------------------------------------------------
 @st.composite
-def small_meshes(draw) -> Mesh:
-    """1-3 axes of sizes 2, 3, 4 or 8, at most 16 devices, half of them with a permutation
-    of the device ids."""
+def small_meshes(draw, devices: int = 16) -> Mesh:
+    """1-3 axes of sizes 2, 3, 4 or 8, at most ``devices`` devices, half of them with a
+    permutation of the device ids."""
     axes, total = [], 1
     for name in ("x", "y", "z")[:draw(st.integers(1, 3))]:
-        size = draw(st.sampled_from([s for s in (2, 3, 4, 8) if total * s <= 16] or [1]))
+        size = draw(st.sampled_from([s for s in (2, 3, 4, 8) if total * s <= devices] or [1]))
         if size > 1:
             axes.append(MeshAxis(name, size))
             total *= size
@@ -375,8 +375,9 @@ class Case:
 
 
 @st.composite
-def cases(draw) -> Case:
-    mesh = draw(small_meshes())
+def cases(draw, devices: int = 16) -> Case:
+    """A random program on a random mesh of at most ``devices`` devices."""
+    mesh = draw(small_meshes(devices))
     p = Program(draw, mesh, draw(st.sampled_from(("i32", "i32", "f32"))), draw(st.booleans()))
     for _ in range(draw(st.integers(1, 2))):
         p.new_arg(_dims(draw, draw(st.integers(1, 3))))

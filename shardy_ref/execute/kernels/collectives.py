@@ -74,12 +74,41 @@ def _everyone(per_group: np.ndarray, idx: np.ndarray) -> np.ndarray:
                                                 *per_group.shape[1:]))
 
 
+def _fold_fibers(ctx, op, spanned: tuple[int, ...], operand: Tensor) -> Tensor:
+    """``all_reduce`` over groups that are fibers of process dimensions ``spanned``: fold
+    the operand along them in place (increasing process id, as :func:`_fold`), keeping one
+    copy per group, broadcast along them; nothing is gathered."""
+    layout = ctx.process_layout()
+    data = ctx.broadcast(operand).data
+    combine = binary_op(op.regions[0])
+    acc = None
+    for index in spmd.fiber_slices(layout, spanned):
+        nxt = data[index]
+        if acc is None:
+            acc = nxt
+        elif combine is not None:
+            acc = combine(acc, nxt)
+        else:
+            acc = apply_region(ctx, op.regions[0], [acc, nxt], acc.shape)[0]
+    acc = np.asarray(acc)
+    if len(spanned) == layout.ndim:
+        return Tensor(operand.type, acc.reshape(acc.shape[layout.ndim:]), 0)
+    return Tensor(operand.type, np.broadcast_to(acc, layout.shape + acc.shape[layout.ndim:]),
+                  layout.ndim)
+
+
 @kernel("stablehlo.all_reduce")
 def all_reduce(ctx, op, *operands):
+    groups = spmd.reduction_groups(ctx, op)
+    spanned = spmd.ordered_fibers(ctx, groups)
+    if spanned is not None and all(v.batch == ctx.nb for v in operands):
+        spmd.check_groups(ctx, op, groups)
+        return [_fold_fibers(ctx, op, spanned, v) for v in operands]
+
     def compute(stacked, idx):
         order = spmd.process_index_order(idx)
         return [_everyone(_fold(ctx, op.regions[0], s, order), idx) for s in stacked]
-    return _collective(ctx, op, spmd.reduction_groups(ctx, op), operands, compute)
+    return _collective(ctx, op, groups, operands, compute)
 
 
 @kernel("stablehlo.reduce_scatter")

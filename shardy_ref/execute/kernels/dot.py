@@ -161,44 +161,87 @@ def dot_general_arrays(lhs: np.ndarray, lhs_nb: int, rhs: np.ndarray, rhs_nb: in
     """Contract ``lhs``/``rhs`` (``*_nb`` process dimensions in front, the same ones when
     both vary; elements already of ``element_type``) over ``dims = (lhs_batch, rhs_batch,
     lhs_contracting, rhs_contracting)``. Returns the result array (process dimensions, then
-    batch, lhs free, rhs free) and its process rank."""
+    batch, lhs free, rhs free) and its process rank.
+
+    One matrix product for every process at once: a process dimension along which only
+    one operand varies is folded into that operand's free dimensions (an operand the same
+    on every process is multiplied once, not once per process), one along which both vary
+    is a batching dimension, and one along which neither varies (a broadcast view) stays
+    size 1 and is broadcast back."""
+    proc = lhs.shape[:lhs_nb] or rhs.shape[:rhs_nb]
+    lv, rv = _varying(lhs, lhs_nb), _varying(rhs, rhs_nb)
+    both = [d for d in range(len(proc)) if d in lv and d in rv]
+    only_l = [d for d in range(len(proc)) if d in lv and d not in rv]
+    only_r = [d for d in range(len(proc)) if d in rv and d not in lv]
+    a, lpos = _compact(lhs, lhs_nb, lv)
+    b, rpos = _compact(rhs, rhs_nb, rv)
     lb, rb, lc, rc = (tuple(d) for d in dims)
-    lf = tuple(d for d in range(lhs.ndim - lhs_nb) if d not in lb and d not in lc)
-    rf = tuple(d for d in range(rhs.ndim - rhs_nb) if d not in rb and d not in rc)
     lsh, rsh = lhs.shape[lhs_nb:], rhs.shape[rhs_nb:]
+    lf = tuple(d for d in range(len(lsh)) if d not in lb and d not in lc)
+    rf = tuple(d for d in range(len(rsh)) if d not in rb and d not in rc)
     bshape = tuple(lsh[d] for d in lb)
     m_shape, n_shape = tuple(lsh[d] for d in lf), tuple(rsh[d] for d in rf)
+    c_shape = tuple(proc[d] for d in both)
+    l_shape, r_shape = tuple(proc[d] for d in only_l), tuple(proc[d] for d in only_r)
     k = _size(lsh[d] for d in lc)
-    m, n = _size(m_shape), _size(n_shape)
-    proc = lhs.shape[:lhs_nb] or rhs.shape[:rhs_nb]
-    p = _size(proc)
-    lp, rp = list(range(lhs_nb)), list(range(rhs_nb))
-    lb_, lf_, lc_ = ([d + lhs_nb for d in ds] for ds in (lb, lf, lc))
-    rb_, rc_, rf_ = ([d + rhs_nb for d in ds] for ds in (rb, rc, rf))
-    if lhs_nb and not rhs_nb:  # processes as extra lhs free dimensions: [B, P*M, K]
-        a = lhs.transpose(lb_ + lp + lf_ + lc_).reshape((*bshape, p * m, k))
-        b = rhs.transpose(rb_ + rc_ + rf_).reshape((*bshape, k, n))
-        out = contract(a, b, element_type).reshape(bshape + proc + m_shape + n_shape)
-        return _procs_to_front(out, len(bshape), lhs_nb), lhs_nb
-    if rhs_nb and not lhs_nb:  # processes as extra rhs free dimensions: [B, K, P*N]
-        a = lhs.transpose(lb_ + lf_ + lc_).reshape((*bshape, m, k))
-        b = rhs.transpose(rb_ + rc_ + rp + rf_).reshape((*bshape, k, p * n))
-        out = contract(a, b, element_type).reshape(bshape + m_shape + proc + n_shape)
-        return _procs_to_front(out, len(bshape) + len(m_shape), rhs_nb), rhs_nb
-    # neither varies, or both: the processes are extra batching dimensions
-    a = lhs.transpose(lp + lb_ + lf_ + lc_).reshape((*proc, *bshape, m, k))
-    b = rhs.transpose(rp + rb_ + rc_ + rf_).reshape((*proc, *bshape, k, n))
-    out = contract(a, b, element_type)
-    return out.reshape(proc + bshape + m_shape + n_shape), len(proc)
+    lo, ro = len(lv), len(rv)
+    a = a.transpose([lpos[d] for d in both] + [d + lo for d in lb] + [lpos[d] for d in only_l]
+                    + [d + lo for d in lf] + [d + lo for d in lc]
+                    ).reshape((*c_shape, *bshape, _size(l_shape) * _size(m_shape), k))
+    b = b.transpose([rpos[d] for d in both] + [d + ro for d in rb] + [d + ro for d in rc]
+                    + [rpos[d] for d in only_r] + [d + ro for d in rf]
+                    ).reshape((*c_shape, *bshape, k, _size(r_shape) * _size(n_shape)))
+    out = contract(a, b, element_type).reshape(
+        c_shape + bshape + l_shape + m_shape + r_shape + n_shape)
+    if not proc:
+        return out, 0
+    return _processes_in_front(out, proc, both, only_l, only_r,
+                               (len(bshape), len(m_shape), len(n_shape))), len(proc)
+
+
+def _varying(x: np.ndarray, nb: int) -> set[int]:
+    """The process dimensions along which ``x`` holds different data (not a broadcast)."""
+    return {d for d in range(nb) if x.shape[d] > 1 and x.strides[d] != 0}
+
+
+def _compact(x: np.ndarray, nb: int, keep: set[int]) -> tuple[np.ndarray, dict[int, int]]:
+    """``x`` with only the process dimensions ``keep`` (others taken at 0), and where each
+    kept one now is."""
+    index = tuple(slice(None) if d in keep else 0 for d in range(nb))
+    return x[index], {d: i for i, d in enumerate(sorted(keep))}
+
+
+def _processes_in_front(out: np.ndarray, proc: tuple, both: list, only_l: list, only_r: list,
+                        sizes: tuple[int, int, int]) -> np.ndarray:
+    """``out`` laid out ``both, batch, only_l, lhs free, only_r, rhs free`` as ``proc``
+    (size 1, broadcast, along process dimensions neither operand varies along), then
+    batch, lhs free, rhs free."""
+    nbatch, nm, nn = sizes
+    c, lo = len(both), len(only_l)
+    at_l = c + nbatch
+    at_r = at_l + lo + nm
+    order, shape = [], []
+    for d, n in enumerate(proc):
+        if d in both:
+            order.append(both.index(d))
+        elif d in only_l:
+            order.append(at_l + only_l.index(d))
+        elif d in only_r:
+            order.append(at_r + only_r.index(d))
+        else:
+            continue
+        shape.append(n)
+    rest = list(range(c, c + nbatch)) + list(range(at_l + lo, at_l + lo + nm)) \
+        + list(range(at_r + len(only_r), at_r + len(only_r) + nn))
+    moved = out.transpose(order + rest)
+    tail = moved.shape[len(order):]
+    kept = tuple(n if (d in both or d in only_l or d in only_r) else 1
+                 for d, n in enumerate(proc))
+    return np.broadcast_to(moved.reshape(kept + tail), proc + tail)
 
 
 def _size(shape) -> int:
     return int(np.prod(tuple(shape), dtype=np.int64))
-
-
-def _procs_to_front(out: np.ndarray, at: int, count: int) -> np.ndarray:
-    """Move the ``count`` axes starting at ``at`` to the front (a view)."""
-    return np.moveaxis(out, range(at, at + count), range(count))
 
 
 def _check_dims(lhs: Tensor, rhs: Tensor, dims: tuple) -> None:

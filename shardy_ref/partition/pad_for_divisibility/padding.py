@@ -102,21 +102,6 @@ def _maybe_set(value: Value, sharding: TensorSharding | None) -> Value:
     return value
 
 
-def _check_local(b: Builder, table: SymbolTable, sharding: TensorSharding | None, dim: int,
-                 size: int, new_size: int, what: str) -> None:
-    """Padding or slicing a dimension at its high end keeps every shard on its device only
-    when the dimension is not sharded: upstream emits such ops anyway (and they fail to
-    convert to per-device code later, or compute garbage); here it is an error."""
-    if size == new_size or sharding is None:
-        return
-    mesh = mesh_or_lookup(table, sharding.mesh_or_ref)
-    count = sharding.dim_shardings[dim].sharded_size(mesh) if mesh is not None else 1
-    if count > 1:
-        raise PassError(b.anchor.location, f"cannot pad for divisibility: {what} dimension "
-                        f"{dim} from {size} to {new_size} while it is sharded {count} ways "
-                        f"({sharding}) moves data between devices")
-
-
 def create_padded_value(b: Builder, table: SymbolTable, padded: RankedTensorType,
                         value: Value, kind: PaddingKind, registered: PaddingKind | None,
                         cache: PaddingCache) -> Value:
@@ -130,12 +115,7 @@ def create_padded_value(b: Builder, table: SymbolTable, padded: RankedTensorType
                                              enumerate(zip(orig.shape, padded.shape))
                                              if old != new])
     if moving:  # gather, pad, slice back: the shards' boundaries move
-        per_dim = ListOfAxisRefLists(tuple(
-            AxisRefList(tuple(dim.axes) if d in moving else ())
-            for d, dim in enumerate(sharding.dim_shardings)))
-        gathered = sharding.replace(dim_shardings=tuple(
-            dim.replace(axes=()) if d in moving else dim
-            for d, dim in enumerate(sharding.dim_shardings)))
+        per_dim, gathered = _gathered(sharding, moving)
         value = b.op("sdy.all_gather", [value], [orig], {
             "gathering_axes": per_dim, "out_sharding": gathered}).results[0]
     pad_value = scalar_constant(b, padded.element_type, kind)
@@ -153,6 +133,17 @@ def create_padded_value(b: Builder, table: SymbolTable, padded: RankedTensorType
     if registered is not None:
         cache.set(pad, registered)
     return pad
+
+
+def _gathered(sharding: TensorSharding, dims: set[int]
+              ) -> tuple[ListOfAxisRefLists, TensorSharding]:
+    """The per-dimension axes an all_gather of ``dims`` gathers, and the sharding after."""
+    per_dim = ListOfAxisRefLists(tuple(AxisRefList(tuple(dim.axes) if d in dims else ())
+                                       for d, dim in enumerate(sharding.dim_shardings)))
+    gathered = sharding.replace(dim_shardings=tuple(
+        dim.replace(axes=()) if d in dims else dim
+        for d, dim in enumerate(sharding.dim_shardings)))
+    return per_dim, gathered
 
 
 def _sharded_dims(table: SymbolTable, sharding: TensorSharding | None,
@@ -229,14 +220,24 @@ def trim_output_for_dims(b: Builder, table: SymbolTable, result: Value, orig: Ty
               for d, (o, n) in enumerate(zip(orig.shape, new.shape))]
     if tuple(limits) == new.shape:
         return result
-    for dim, (old, limit) in enumerate(zip(new.shape, limits)):
-        _check_local(b, table, out_sharding, dim, old, limit, "slicing")
+    moving = _sharded_dims(table, out_sharding, [d for d, (old, limit) in
+                                                 enumerate(zip(new.shape, limits))
+                                                 if old != limit])
+    if moving:  # gather, slice, slice the shards again: their boundaries move
+        per_dim, gathered = _gathered(out_sharding, moving)
+        result = b.op("sdy.all_gather", [result], [result.type], {
+            "gathering_axes": per_dim, "out_sharding": gathered}).results[0]
     rank = len(limits)
-    sliced = b.op("stablehlo.slice", [result], [RankedTensorType(tuple(limits),
-                                                                 orig.element_type)], {
+    sliced_type = RankedTensorType(tuple(limits), orig.element_type)
+    sliced = b.op("stablehlo.slice", [result], [sliced_type], {
         "start_indices": i64_array([0] * rank), "limit_indices": i64_array(limits),
         "strides": i64_array([1] * rank)}).results[0]
-    _maybe_set(sliced, out_sharding)
+    if moving:
+        _maybe_set(sliced, gathered)
+        sliced = b.op("sdy.all_slice", [sliced], [sliced_type], {
+            "slicing_axes": per_dim, "out_sharding": out_sharding}).results[0]
+    else:
+        _maybe_set(sliced, out_sharding)
     if kind is not None:
         cache.set(sliced, kind)
     return sliced

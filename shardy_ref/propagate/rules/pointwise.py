@@ -19,13 +19,14 @@ POINTWISE_OPS = tuple(f"stablehlo.{name}" for name in """
     shift_right_logical sign sine sqrt subtract tan tanh xor""".split())
 
 
-# CHLO's elementwise ops. Upstream has no rule for CHLO (XLA legalizes it to StableHLO
-# before Shardy runs); the special functions our chlo-legalize-to-stablehlo keeps (erf,
-# lgamma, ...) are pointwise, so the simulator can partition programs that use them.
+# CHLO's elementwise ops: no rule by default, as upstream (XLA legalizes CHLO to StableHLO
+# before Shardy runs). The special functions our chlo-legalize-to-stablehlo keeps (erf,
+# lgamma, ...) legalize to pointwise StableHLO, so the simulator, which partitions the
+# program XLA would, gives them the pointwise rule (registry.legalized_chlo).
 CHLO_POINTWISE_OPS = tuple(n for n in CHLO_UNARY + CHLO_BINARY if n != "chlo._asin_acos_kernel")
 
 
-@rule("sdy.sharding_constraint", *POINTWISE_OPS, *CHLO_POINTWISE_OPS)
+@rule("sdy.sharding_constraint", *POINTWISE_OPS)
 def pointwise_rule(op: Operation, _conservative: bool) -> OpShardingRule | None:
     """Upstream ``OpShardingRuleBuilder::buildPointwise``."""
     return OpShardingRuleBuilder.build_pointwise(op)

@@ -10,7 +10,9 @@ See ``shardy/dialect/sdy/transforms/propagation/op_sharding_rule_registry.cc``.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from shardy_ref.ir.opdefs import op_def
 from shardy_ref.ir.operation import Operation
@@ -96,6 +98,9 @@ def create_op_sharding_rule(op: Operation, conservative: bool = False,
     Warnings go to ``ctx`` (a :class:`~shardy_ref.pass_manager.PassContext`), if given."""
     _load_families()
     fn = RULES.get(op.name)
+    if fn is None and _LEGALIZED_CHLO.get():
+        from shardy_ref.propagate.rules.pointwise import CHLO_POINTWISE_OPS, pointwise_rule
+        fn = pointwise_rule if op.name in CHLO_POINTWISE_OPS else None
     if fn is not None:
         try:
             return fn(op, conservative)
@@ -109,6 +114,21 @@ def create_op_sharding_rule(op: Operation, conservative: bool = False,
         return None
     _warn_once(ctx, op, f"op '{op.name}' is unknown to SDY sharding rule registry", "op")
     return None
+
+
+_LEGALIZED_CHLO: ContextVar[bool] = ContextVar("legalized_chlo", default=False)
+
+
+@contextmanager
+def legalized_chlo() -> Iterator[None]:
+    """Within it, CHLO's elementwise ops get the pointwise rule of the StableHLO they
+    legalize to (the simulator's view: XLA legalizes CHLO before partitioning); outside
+    it they have no rule, as in upstream's registry."""
+    token = _LEGALIZED_CHLO.set(True)
+    try:
+        yield
+    finally:
+        _LEGALIZED_CHLO.reset(token)
 
 
 def get_or_create_sharding_rule(op: Operation, conservative: bool = False,

@@ -1,0 +1,113 @@
+"""``shardy-ref run`` and ``shardy-ref check`` (issue 14): check passes on the examples,
+run reads and writes npz files, and bad inputs are clear errors naming the argument."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from shardy_ref.execute import run, simulate
+from shardy_ref.execute.simulator import SpmdProgram
+from shardy_ref.tools.cli import main
+from tests.conftest import ROOT
+
+CHECKED = sorted((ROOT / "examples").glob("*.mlir")) + \
+    sorted((ROOT / "examples" / "shard_map").glob("*.mlir"))
+MLP = ROOT / "examples" / "mlp.mlir"
+
+
+@pytest.mark.parametrize("path", CHECKED, ids=lambda p: p.stem)
+def test_check_passes_on_the_example(path, capsys):
+    assert main(["check", str(path), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "OK: the partitioned program computes the same results" in out
+    assert "per-device program: collectives" in out
+
+
+def test_check_reports_a_wrong_device(monkeypatch, capsys):
+    """A simulated result with one wrong element (device 5 holds it): exit 1, the error
+    sizes and the devices holding the element are printed."""
+    real = SpmdProgram.run
+
+    def wrong(self, *arrays, **kw):
+        out = [np.array(a) for a in real(self, *arrays, **kw)]
+        out[0][5, 3] += 1.0  # row 5 of 8 rows sharded 2 ways over "data": the second half
+        return tuple(out)
+
+    monkeypatch.setattr(SpmdProgram, "run", wrong)
+    assert main(["check", str(MLP), "--quiet"]) == 1
+    out = capsys.readouterr().out
+    assert "MISMATCH" in out
+    assert "max abs error 1" in out
+    assert "devices with wrong elements: 4, 5, 6, 7" in out
+
+
+def test_run_writes_the_global_results(tmp_path):
+    rng = np.random.default_rng(3)
+    x, w1, w2 = (rng.standard_normal(s).astype(np.float32) for s in ((8, 16), (16, 32), (32, 16)))
+    np.savez(tmp_path / "in.npz", arg0=x, arg1=w1, arg2=w2)
+    for extra, name in (([], "sim.npz"), (["--single-device"], "one.npz")):
+        assert main(["run", str(MLP), "--quiet", "--inputs", str(tmp_path / "in.npz"),
+                     "--out", str(tmp_path / name), *extra]) == 0
+    expected = np.maximum(x @ w1, 0) @ w2
+    for name in ("sim.npz", "one.npz"):
+        with np.load(tmp_path / name) as got:
+            assert got.files == ["out0"]
+            np.testing.assert_allclose(got["out0"], expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(("arrays", "message"), [
+    ({"arg0": np.zeros((8, 16), np.float32), "arg1": np.zeros((16, 32), np.float32)},
+     "has no arg2"),
+    ({"arg0": np.zeros((8, 16), np.float32), "arg1": np.zeros((16, 32), np.float32),
+      "arg2": np.zeros((32, 16), np.float32), "arg3": np.zeros(1)}, "has arg3"),
+    ({"arg0": np.zeros((8, 16), np.float32), "arg1": np.zeros((16, 31), np.float32),
+      "arg2": np.zeros((32, 16), np.float32)}, "arg1 has shape [16, 31]"),
+    ({"arg0": np.zeros((8, 16), np.float64), "arg1": np.zeros((16, 32), np.float32),
+      "arg2": np.zeros((32, 16), np.float32)}, "arg0 has dtype float64"),
+])
+def test_bad_inputs_name_the_argument(tmp_path, capsys, arrays, message):
+    np.savez(tmp_path / "in.npz", **arrays)
+    assert main(["run", str(MLP), "--quiet", "--inputs", str(tmp_path / "in.npz")]) == 1
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_a_run_over_the_memory_budget_is_refused(capsys):
+    assert main(["run", str(MLP), "--quiet", "--memory-budget", "1K"]) == 1
+    err = capsys.readouterr().err
+    assert "needs about" in err and "over the memory budget of 1.0 KiB" in err
+
+
+def test_a_bad_module_is_a_located_error(tmp_path, capsys):
+    bad = tmp_path / "bad.mlir"
+    bad.write_text("func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n  return %b : "
+                   "tensor<4xf32>\n}\n")
+    assert main(["check", str(bad), "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"{bad}:2:") and "error:" in err and "Traceback" not in err
+
+
+def test_num_partitions_must_match_the_mesh(tmp_path, capsys):
+    text = MLP.read_text().replace("sdy.mesh", "module attributes {mhlo.num_partitions = 4 : "
+                                   "i32} {\nsdy.mesh", 1) + "}\n"
+    path = tmp_path / "np.mlir"
+    path.write_text(text)
+    assert main(["check", str(path), "--quiet"]) == 1
+    assert "mhlo.num_partitions = 4" in capsys.readouterr().err
+    assert main(["check", str(path), "--quiet", "--devices-from-mesh"]) == 0
+
+
+def test_simulate_and_run_agree_on_a_program_with_replicated_results():
+    """A replicated result comes back once, checked equal on every device."""
+    text = """sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @main(%a: tensor<8x6xi32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>})
+    -> (tensor<6xi32> {sdy.sharding = #sdy.sharding<@mesh, [{}]>}) {
+  %c = stablehlo.constant dense<0> : tensor<i32>
+  %0 = stablehlo.reduce(%a init: %c) applies stablehlo.add across dimensions = [0]
+      : (tensor<8x6xi32>, tensor<i32>) -> tensor<6xi32>
+  return %0 : tensor<6xi32>
+}
+"""
+    a = np.arange(48, dtype=np.int32).reshape(8, 6)
+    assert np.array_equal(simulate(text, a)[0], run(text, a)[0])
+    assert np.array_equal(simulate(text, a)[0], a.sum(0))
