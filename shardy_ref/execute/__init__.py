@@ -16,7 +16,6 @@ from shardy_ref.execute.errors import CheckFailure, InterpreterError
 from shardy_ref.execute.interpreter import Interpreter
 from shardy_ref.execute.registry import KERNELS, kernel, per_process
 from shardy_ref.execute.shards import ShardMismatch, local_shape, shard, unshard
-from shardy_ref.execute.simulator import SpmdProgram, compile_spmd, simulate
 from shardy_ref.execute.values import Tensor, Token, TupleValue
 
 __all__ = [
@@ -41,3 +40,14 @@ __all__ = [
     "simulate",
     "unshard",
 ]
+
+_SIMULATOR = ("SpmdProgram", "compile_spmd", "simulate")
+
+
+def __getattr__(name: str):
+    """The simulator loads on first use (it pulls in the passes; the interpreter alone,
+    as ``shardy-ref-translate`` runs it, does not need them)."""
+    if name in _SIMULATOR:
+        from shardy_ref.execute import simulator
+        return getattr(simulator, name)
+    raise AttributeError(f"module 'shardy_ref.execute' has no attribute {name!r}")
