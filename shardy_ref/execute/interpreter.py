@@ -29,7 +29,15 @@ TERMINATORS = frozenset({"func.return", "stablehlo.return", "sdy.return"})
 
 
 def _default_memory_budget() -> int:
-    """Half of the machine's physical memory (the simulator's default budget)."""
+    """Half of the machine's available memory (``MemAvailable``; the physical memory where
+    the system does not say): the simulator's default budget."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024 // 2
+    except (OSError, ValueError, IndexError):
+        pass
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
     except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX

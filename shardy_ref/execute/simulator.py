@@ -93,7 +93,7 @@ class SpmdProgram:
     def run(self, *arrays, memory_budget: int | None = None) -> tuple:
         """Run every device on shards of the global ``arrays``; returns the global results
         as NumPy arrays. Raises :class:`InterpreterError` for a wrong argument (naming it),
-        a run over ``memory_budget`` bytes (default: half the machine's memory), or devices
+        a run over ``memory_budget`` bytes (default: half the available memory), or devices
         that disagree on a replicated result."""
         interp = Interpreter(self.per_device, memory_budget=memory_budget)
         func = interp.entry_function(self.function)

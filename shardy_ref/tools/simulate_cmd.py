@@ -38,8 +38,8 @@ def _parser(command: str) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (0)")
     p.add_argument("--function", default="main", help="the entry function (main)")
     p.add_argument("--memory-budget", type=_size, metavar="BYTES",
-                   help="refuse a run that needs more (default: half the machine's RAM); "
-                   "suffixes K, M, G")
+                   help="refuse a run that needs more (default: half the available "
+                   "memory); suffixes K, M, G")
     p.add_argument("--devices-from-mesh", action="store_true", help="lay out the mesh's "
                    "devices even when the module's mhlo.num_partitions says otherwise")
     p.add_argument("--no-halo-exchange", action="store_true",
