@@ -175,6 +175,7 @@ def compile_spmd(module, *, function: str = "main", propagate: bool | None = Non
                 op, PassContext())
     propagated = parse_module(print_module(op), filename)
     func = _entry_function(op, function)
+    _check_static(func)
     args, results = _io_specs(func)
     mesh = _main_mesh(op, args + results)
     count = len(device_ids(mesh)) if not mesh.is_maximal else 1
@@ -218,6 +219,18 @@ def _entry_function(module_op, name: str):
     if name == "main" and len(funcs) == 1:
         return funcs[0]
     raise InterpreterError(module_op.location, f"module must have entry func with name {name}")
+
+
+def _check_static(func) -> None:
+    """The simulator cuts arrays of known shapes: a dynamic argument or result is an
+    error naming it."""
+    name = func.attributes["sym_name"].value
+    signature = func.attributes["function_type"].value
+    for kind, types in (("argument", signature.inputs), ("result", signature.results)):
+        for i, t in enumerate(types):
+            if isinstance(t, RankedTensorType) and not t.has_static_shape:
+                raise InterpreterError(func.location, f"{kind} {i} of @{name} has the dynamic "
+                                       f"type {t}: the simulator needs static shapes")
 
 
 def _io_specs(func) -> tuple[list[IoSpec], list[IoSpec]]:

@@ -111,3 +111,26 @@ func.func @main(%a: tensor<8x6xi32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"},
     a = np.arange(48, dtype=np.int32).reshape(8, 6)
     assert np.array_equal(simulate(text, a)[0], run(text, a)[0])
     assert np.array_equal(simulate(text, a)[0], a.sum(0))
+
+
+def test_dynamic_shapes_are_a_clear_error(tmp_path, capsys):
+    path = tmp_path / "dyn.mlir"
+    path.write_text('sdy.mesh @mesh = <["x"=4]>\n'
+                    'func.func @main(%a: tensor<?xf32> {sdy.sharding = #sdy.sharding<@mesh, '
+                    '[{"x"}]>}) -> tensor<?xf32> {\n  return %a : tensor<?xf32>\n}\n')
+    assert main(["check", str(path), "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert f"{path}:2:1: error: argument 0 of @main has the dynamic type" in err
+
+
+def test_tokens_and_device_ids_pass_through(capsys, tmp_path):
+    path = tmp_path / "tok.mlir"
+    path.write_text(
+        'sdy.mesh @mesh = <["x"=2, "y"=2], device_ids=[3, 1, 2, 0]>\n'
+        'func.func @main(%a: tensor<4x6xi32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, '
+        '{"x"}]>}, %t: !stablehlo.token) -> (tensor<4x6xi32>, !stablehlo.token) {\n'
+        '  %0 = stablehlo.multiply %a, %a : tensor<4x6xi32>\n'
+        '  return %0, %t : tensor<4x6xi32>, !stablehlo.token\n}\n')
+    assert main(["check", str(path), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "out1: token" in out and "OK:" in out

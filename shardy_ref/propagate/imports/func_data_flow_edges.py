@@ -31,7 +31,7 @@ def main_func_or_die(module: Operation, table: SymbolTable) -> Operation:
     funcs = [op for op in module.regions[0].blocks[0] if op.name == FUNC_OP]
     if len(funcs) == 1:
         return funcs[0]
-    return get_func_or_die(MAIN_FUNC_NAME, table)
+    return get_func_or_die(MAIN_FUNC_NAME, table, funcs[0] if funcs else None)
 
 
 def _add_edges(values: Sequence[Value], location: Location, insert) -> None:
