@@ -13,6 +13,7 @@ import dataclasses
 import importlib
 import re
 import typing
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -206,46 +207,164 @@ class PipelineElement:
     nested: tuple[PipelineElement, ...] = ()
 
 
-def parse_pipeline(text: str) -> list[PipelineElement]:
-    """Parse ``builtin.module(a{x=1},func.func(b))`` (the anchor may be omitted)."""
-    elements, pos = _parse_elements(text.strip(), 0)
-    if pos != len(text.strip()):
-        raise PassError(None, f"unexpected '{text.strip()[pos:]}' in pass pipeline")
-    if len(elements) == 1 and elements[0].op_name == "builtin.module":
-        return list(elements[0].nested)
+TOP_ANCHOR = "builtin.module"
+MAX_PIPELINE_DEPTH = 100
+_PIPELINE_BUFFER = "MLIR Textual PassPipeline Parser"  # the name mlir-opt's errors give it
+_NOT_WRAPPED = ("expected pass pipeline to be wrapped with the anchor operation type, "
+                "e.g. 'builtin.module(...)'")
+
+
+def parse_pipeline(text: str, *, anchored: bool = False) -> list[PipelineElement]:
+    """Parse a pipeline string as mlir-opt's ``--pass-pipeline`` does.
+
+    ``builtin.module(a{x=1},func.func(b))`` nests explicitly: each pass must run on the op
+    its anchor names (``func.func(sdy-close-shardings)`` is an error, as upstream). Without
+    the ``builtin.module(...)`` wrapper (library use, ``anchored=False``) the top level is a
+    flat list whose passes nest implicitly, like ``-pass`` flags; ``anchored=True`` (the
+    command line) requires the wrapper. Errors use mlir-opt's words and columns.
+    """
+    text = text.strip()
+    start = text.find("(")
+    wrapped = start > 0 and text.endswith(")")
+    if anchored and not wrapped:
+        raise PassError(None, _NOT_WRAPPED)
+    anchor, body = None, text
+    if wrapped and (anchored or text[:start].rstrip() == TOP_ANCHOR):
+        anchor, body = text[:start].rstrip(), text[start + 1:-1]
+    parsed = _parse_pipeline_text(body) if body else []
+    _resolve(parsed, body)
+    elements = _build(parsed, anchor)
+    if anchor not in (None, TOP_ANCHOR):
+        raise PassError(None, f"can't run '{anchor}' pass manager on '{TOP_ANCHOR}' op")
     return elements
 
 
-def _parse_elements(text: str, pos: int) -> tuple[list[PipelineElement], int]:
-    elements = []
-    while pos < len(text):
-        m = re.compile(r"\s*([A-Za-z0-9_.\-]+)\s*").match(text, pos)
-        if not m:
-            raise PassError(None, f"expected a pass name at '{text[pos:]}'")
-        name, pos = m.group(1), m.end()
-        if pos < len(text) and text[pos] == "(":
-            nested, pos = _parse_elements(text, pos + 1)
-            if pos >= len(text) or text[pos] != ")":
-                raise PassError(None, f"expected ')' after the pipeline nested in '{name}'")
-            elements.append(PipelineElement(op_name=name, nested=tuple(nested)))
-            pos += 1
-        else:
-            options = ""
-            if pos < len(text) and text[pos] == "{":
-                depth, end = 0, pos
-                for end in range(pos, len(text)):
-                    depth += {"{": 1, "}": -1}.get(text[end], 0)
-                    if depth == 0:
-                        break
-                options, pos = text[pos + 1:end], end + 1
-            elements.append(PipelineElement(pass_=make_pass(name, options)))
-        while pos < len(text) and text[pos] in " \t\n":
-            pos += 1
-        if pos < len(text) and text[pos] == ",":
+@dataclass(slots=True)
+class _Parsed:
+    """A name of a pipeline string as written: a pass with its options, or (``nested`` not
+    None) an op anchor with the pipeline nested in it; ``pos`` is the name's offset."""
+
+    name: str
+    pos: int
+    options: str = ""
+    nested: list[_Parsed] | None = None
+
+
+_SEPARATOR = re.compile(r"[,(){]")
+_SPACE = re.compile(r"\s*")
+
+
+def _syntax_error(text: str, pos: int, message: str) -> PassError:
+    """An error at ``text[pos]``, shown as mlir-opt shows it: position, line, caret."""
+    first = text.rfind("\n", 0, pos) + 1
+    last = text.find("\n", pos)
+    line, col = text.count("\n", 0, pos) + 1, pos - first + 1
+    source = text[first:last if last >= 0 else len(text)]
+    return PassError(None, f"{_PIPELINE_BUFFER}:{line}:{col}: error: {message}\n{source}\n"
+                           f"{' ' * (col - 1)}^")
+
+
+def _parse_pipeline_text(text: str) -> list[_Parsed]:
+    """The structure of ``a{opts},op(b,c)`` (names unresolved), scanned without recursion
+    the way MLIR's ``TextualPipeline::parsePipelineText`` scans it."""
+    top: list[_Parsed] = []
+    stack = [top]
+    pos = 0
+    while True:
+        m = _SEPARATOR.search(text, pos)
+        end = m.start() if m else len(text)
+        raw = text[pos:end]
+        element = _Parsed(raw.strip(), pos + len(raw) - len(raw.lstrip()))
+        stack[-1].append(element)
+        if m is None:
+            break
+        pos = end
+        if text[pos] == "(":
+            if len(stack) > MAX_PIPELINE_DEPTH:
+                raise _syntax_error(text, pos, "pass pipeline nested too deeply (more than "
+                                               f"{MAX_PIPELINE_DEPTH} op anchors)")
+            element.nested = []
+            stack.append(element.nested)
             pos += 1
             continue
-        break
-    return elements, pos
+        if text[pos] == "{":
+            pos = _read_options(text, pos, element)
+        pos = _close_pipelines(text, pos, stack)
+        if pos >= len(text):
+            break
+        if text[pos] != ",":
+            raise _syntax_error(text, pos, "expected ',' after parsing pipeline")
+        pos += 1
+    if len(stack) > 1:
+        raise _syntax_error(text, pos, "encountered unbalanced parentheses while parsing "
+                                       "pipeline")
+    return top
+
+
+def _read_options(text: str, pos: int, element: _Parsed) -> int:
+    """Store the options of ``{...}`` at ``pos`` (braces nest) in ``element``; returns
+    the position after them and any spaces."""
+    depth = 0
+    for close in range(pos, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[close], 0)
+        if depth == 0:
+            element.options = text[pos + 1:close]
+            return _SPACE.match(text, close + 1).end()
+    raise _syntax_error(text, pos, "missing closing '}' while processing pass options")
+
+
+def _close_pipelines(text: str, pos: int, stack: list[list[_Parsed]]) -> int:
+    """Leave a nested pipeline for each ``)`` at ``pos``; returns the position after them."""
+    while pos < len(text) and text[pos] == ")":
+        if len(stack) == 1:
+            raise _syntax_error(text, pos, "encountered extra closing ')' creating unbalanced "
+                                           "parentheses while parsing pipeline")
+        stack.pop()
+        pos = _SPACE.match(text, pos + 1).end()
+    return pos
+
+
+def _resolve(parsed: list[_Parsed], text: str) -> None:
+    """Check that every pass name is registered (before any pass is built, as MLIR does)."""
+    for element in parsed:
+        if element.nested is not None:
+            _resolve(element.nested, text)
+            continue
+        try:
+            pass_class(element.name)
+        except PassError as e:
+            raise _syntax_error(text, element.pos, e.message) from None
+
+
+def _build(parsed: list[_Parsed], anchor: str | None) -> list[PipelineElement]:
+    """Pipeline elements for passes meant to run on ``anchor`` ops (None: any, nesting
+    implicitly); a pass anchored elsewhere is an error, in mlir-opt's words."""
+    elements = []
+    for element in parsed:
+        if element.nested is None:
+            elements.append(PipelineElement(pass_=_add_pass(element, anchor)))
+            continue
+        try:
+            nested = _build(element.nested, element.name)
+        except PassError as e:
+            raise PassError(None, f"{e.message}\nfailed to add `{element.name}` with options "
+                                  "`` to inner pipeline") from None
+        elements.append(PipelineElement(op_name=element.name, nested=tuple(nested)))
+    return elements
+
+
+def _add_pass(element: _Parsed, anchor: str | None) -> Pass:
+    cls = pass_class(element.name)
+    failed = f"failed to add `{element.name}` with options `{element.options}`"
+    try:
+        pass_ = make_pass(element.name, element.options)
+    except PassError as e:
+        raise PassError(None, f"{e.message}\n{failed}") from None
+    if anchor is not None and cls.ANCHOR not in (anchor, "any"):
+        raise PassError(None, f"Can't add pass '{cls.__name__}' restricted to '{cls.ANCHOR}' "
+                              f"on a PassManager intended to run on '{anchor}', did you intend "
+                              f"to nest?\n{failed}")
+    return pass_
 
 
 # -- running -----------------------------------------------------------------------------
@@ -276,7 +395,8 @@ class PassManager:
         errors: list[ShardyRefError] = []
         for target in targets:
             try:
-                p.run(target, ctx)
+                with blame(p.NAME, target):
+                    p.run(target, ctx)
             except ShardyRefError as e:  # MLIR runs a nested pass on every op, then fails
                 if len(targets) == 1:
                     raise
@@ -286,7 +406,26 @@ class PassManager:
             first.others = [*getattr(first, "others", ()), *errors[1:]]
             raise first
         if self.verify is not None:
-            self.verify(op)
+            with blame(f"the verifier after {p.NAME}", op):
+                self.verify(op)
+
+
+@contextmanager
+def blame(where: str | None = None, op: Operation | None = None, location=None):
+    """Record on a Python exception (a bug, not a :class:`ShardyRefError`) leaving the block
+    what was running: ``where`` (a pass name, "the parser"), the ``op`` it ran on, a fallback
+    ``location``. The innermost record wins; command lines report it (exit 70), while
+    library callers and tests still get the exception itself."""
+    try:
+        yield
+    except ShardyRefError:
+        raise
+    except Exception as e:
+        for key, value in (("where", where), ("op", op), ("location", location)):
+            if value is not None and getattr(e, f"shardy_ref_{key}", None) is None:
+                with suppress(AttributeError):
+                    setattr(e, f"shardy_ref_{key}", value)
+        raise
 
 
 def _ops_named(op: Operation, name: str):

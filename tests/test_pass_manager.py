@@ -12,6 +12,7 @@ from shardy_ref.pass_manager import PASS_MODULES, PASSES, Pass, make_pass, parse
 @dataclass(frozen=True)
 class _OptionsPass(Pass):
     NAME = "test-options"
+    ANCHOR = "any"  # nested in func.func below; an explicit pipeline checks anchors
     flag: bool = False
     count: int = 1
     label: str = ""

@@ -106,7 +106,13 @@ class ArrayAttr(Attribute):
     value: tuple[Attribute, ...]
 
     def __str__(self) -> str:
-        return f"[{', '.join(_format_array_element(v) for v in self.value)}]"
+        return format_nested(self)
+
+    def __eq__(self, other) -> bool:
+        return nested_equal(self, other)
+
+    def __hash__(self) -> int:
+        return nested_hash(self)
 
     def __len__(self) -> int:
         return len(self.value)
@@ -226,7 +232,13 @@ class DictionaryAttr(Attribute):
         return DictionaryAttr(tuple(sorted(items.items())))
 
     def __str__(self) -> str:
-        return format_attr_dict(self.value)
+        return format_nested(self)
+
+    def __eq__(self, other) -> bool:
+        return nested_equal(self, other)
+
+    def __hash__(self) -> int:
+        return nested_hash(self)
 
     def get(self, name: str, default=None):
         for k, v in self.value:
@@ -243,14 +255,111 @@ class DictionaryAttr(Attribute):
 
 def format_attr_dict(items) -> str:
     """``{a = 1 : i64, flag}`` for (name, attribute) pairs, in the order given."""
-    return "{" + ", ".join(format_named_attr(k, v) for k, v in items) + "}"
+    return _format_parts(_dict_parts(items))
 
 
 def format_named_attr(name: str, value: Attribute) -> str:
     key = format_attr_name(name)
     if isinstance(value, UnitAttr):
         return key
-    return f"{key} = {value}"
+    return f"{key} = {format_nested(value)}"
+
+
+def format_nested(attr: Attribute) -> str:
+    """``str(attr)``, written with a stack rather than recursion through nested arrays and
+    dictionaries, so hundreds of levels print (MLIR has no nesting limit)."""
+    return _format_parts([attr])
+
+
+def _format_parts(parts: list) -> str:
+    """Concatenate text and attributes, expanding arrays and dictionaries in place."""
+    out: list[str] = []
+    todo = parts[::-1]  # text, or attributes still to print; the next one last
+    while todo:
+        item = todo.pop()
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, ArrayAttr):
+            todo.extend(reversed(_array_parts(item)))
+        elif isinstance(item, DictionaryAttr):
+            todo.extend(reversed(_dict_parts(item.value)))
+        else:
+            out.append(str(item))
+    return "".join(out)
+
+
+def _children(attr) -> list:
+    """The attributes directly inside an array or dictionary (MLIR nests them unboundedly, so
+    equality and hashing walk them with a stack, not recursion)."""
+    if isinstance(attr, ArrayAttr):
+        return list(attr.value)
+    return [v for _, v in attr.value]
+
+
+def nested_equal(a: Attribute, b: object) -> bool:
+    """``a == b`` for arrays and dictionaries, however deeply nested."""
+    todo = [(a, b)]
+    while todo:
+        x, y = todo.pop()
+        if x is y:
+            continue
+        if type(x) is not type(y):
+            return False
+        if not isinstance(x, (ArrayAttr, DictionaryAttr)):
+            if x != y:
+                return False
+            continue
+        if len(x.value) != len(y.value):
+            return False
+        if isinstance(x, DictionaryAttr) and any(
+                kx != ky for (kx, _), (ky, _) in zip(x.value, y.value, strict=True)):
+            return False
+        todo.extend(zip(_children(x), _children(y), strict=True))
+    return True
+
+
+def nested_hash(attr: Attribute) -> int:
+    """``hash(attr)`` for arrays and dictionaries, however deeply nested: children first."""
+    order, todo = [], [attr]
+    while todo:
+        x = todo.pop()
+        order.append(x)
+        todo.extend(c for c in _children(x) if isinstance(c, (ArrayAttr, DictionaryAttr)))
+    hashes: dict[int, int] = {}
+
+    def of(c) -> int:
+        return hashes[id(c)] if isinstance(c, (ArrayAttr, DictionaryAttr)) else hash(c)
+    for x in reversed(order):
+        if isinstance(x, ArrayAttr):
+            hashes[id(x)] = hash(("array", tuple(of(c) for c in x.value)))
+        else:
+            hashes[id(x)] = hash(("dict", tuple((k, of(v)) for k, v in x.value)))
+    return hashes[id(attr)]
+
+
+def _array_parts(attr: ArrayAttr) -> list:
+    parts: list = ["["]
+    for i, v in enumerate(attr.value):
+        if i:
+            parts.append(", ")
+        parts.append(v if isinstance(v, (ArrayAttr, DictionaryAttr)) else _format_array_element(v))
+    parts.append("]")
+    return parts
+
+
+def _dict_parts(items) -> list:
+    parts: list = ["{"]
+    for i, (k, v) in enumerate(items):
+        if i:
+            parts.append(", ")
+        key = format_attr_name(k)
+        if isinstance(v, UnitAttr):
+            parts.append(key)
+        else:
+            parts.append(key + " = ")
+            parts.append(v if isinstance(v, (ArrayAttr, DictionaryAttr)) else str(v))
+    parts.append("}")
+    return parts
 
 
 def format_attr_name(name: str) -> str:

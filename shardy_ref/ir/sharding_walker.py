@@ -26,26 +26,58 @@ MESH_OP = "sdy.mesh"
 def replace_nested(attr, cls: type, fn: Callable):
     """``attr`` with every nested instance of ``cls`` replaced by ``fn(instance)`` (outer
     first; a replaced value is not searched further). Returns ``attr`` itself when
-    nothing changed, so callers can tell by identity (MLIR ``AttrTypeReplacer``)."""
-    if isinstance(attr, cls):
-        return fn(attr)
+    nothing changed, so callers can tell by identity (MLIR ``AttrTypeReplacer``). Walks
+    with a stack, as attributes nest without limit."""
+    order: list = []  # pre-order: (attribute, indices of its children in `order`)
+    todo = [(attr, None)]
+    while todo:
+        node, parent = todo.pop()
+        if parent is not None:
+            order[parent][1].append(len(order))
+        order.append((node, []))
+        if not isinstance(node, cls):
+            here = len(order) - 1
+            todo.extend((child, here) for child in reversed(_children(node)))
+    new = [fn(node) if isinstance(node, cls) else node for node, _ in order]
+    for i in range(len(order) - 1, -1, -1):
+        node, kids = order[i]
+        if kids and any(new[k] is not order[k][0] for k in kids):
+            new[i] = _rebuild(node, [new[k] for k in kids])
+    return new[0]
+
+
+def _children(attr) -> list:
+    """The attributes directly inside ``attr`` that :func:`replace_nested` searches."""
     if isinstance(attr, DictionaryAttr):
-        items = tuple((k, replace_nested(v, cls, fn)) for k, v in attr.value)
-        changed = any(new is not old for (_, new), (_, old) in zip(items, attr.value))
-        return DictionaryAttr(items) if changed else attr
+        return [v for _, v in attr.value]
     if not (isinstance(attr, Attribute) and dataclasses.is_dataclass(attr)):
-        return attr
-    changes = {}
+        return []
+    out = []
     for f in dataclasses.fields(attr):
         value = getattr(attr, f.name)
         if isinstance(value, tuple) and value and isinstance(value[0], Attribute):
-            new = tuple(replace_nested(v, cls, fn) for v in value)
-            if any(n is not v for n, v in zip(new, value)):
-                changes[f.name] = new
+            out.extend(value)
         elif isinstance(value, Attribute):
-            new = replace_nested(value, cls, fn)
-            if new is not value:
-                changes[f.name] = new
+            out.append(value)
+    return out
+
+
+def _rebuild(attr, children: list):
+    """``attr`` with the values :func:`_children` lists replaced by ``children``."""
+    if isinstance(attr, DictionaryAttr):
+        return DictionaryAttr(tuple((k, c) for (k, _), c in zip(attr.value, children,
+                                                                  strict=True)))
+    changes, rest = {}, iter(children)
+    for f in dataclasses.fields(attr):
+        value = getattr(attr, f.name)
+        if isinstance(value, tuple) and value and isinstance(value[0], Attribute):
+            items = tuple(next(rest) for _ in value)
+            if any(n is not v for n, v in zip(items, value, strict=True)):
+                changes[f.name] = items
+        elif isinstance(value, Attribute):
+            item = next(rest)
+            if item is not value:
+                changes[f.name] = item
     return dataclasses.replace(attr, **changes) if changes else attr
 
 

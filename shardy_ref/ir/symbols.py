@@ -35,25 +35,26 @@ class SymbolTable:
 
 
 def _collect(attr, out: set[str]) -> None:
-    """Add the root names of the symbol references inside ``attr`` (sdy mesh refs too)."""
-    if isinstance(attr, SymbolRefAttr):
-        out.add(attr.root)
-    elif isinstance(attr, ArrayAttr):
-        for a in attr.value:
-            _collect(a, out)
-    elif isinstance(attr, DictionaryAttr):
-        for _, a in attr.value:
-            _collect(a, out)
-    elif dataclasses.is_dataclass(attr) and not isinstance(attr, type):
-        if type(attr).__name__ == "TensorSharding" and isinstance(attr.mesh_or_ref, str):
-            out.add(attr.mesh_or_ref)
-        for f in dataclasses.fields(attr):
-            value = getattr(attr, f.name)
-            if isinstance(value, tuple):
-                for v in value:
-                    _collect(v, out)
-            else:
-                _collect(value, out)
+    """Add the root names of the symbol references inside ``attr`` (sdy mesh refs too); a
+    stack rather than recursion, as attributes nest without limit."""
+    todo = [attr]
+    while todo:
+        attr = todo.pop()
+        if isinstance(attr, SymbolRefAttr):
+            out.add(attr.root)
+        elif isinstance(attr, ArrayAttr):
+            todo.extend(attr.value)
+        elif isinstance(attr, DictionaryAttr):
+            todo.extend(a for _, a in attr.value)
+        elif dataclasses.is_dataclass(attr) and not isinstance(attr, type):
+            if type(attr).__name__ == "TensorSharding" and isinstance(attr.mesh_or_ref, str):
+                out.add(attr.mesh_or_ref)
+            for f in dataclasses.fields(attr):
+                value = getattr(attr, f.name)
+                if isinstance(value, tuple):
+                    todo.extend(value)
+                else:
+                    todo.append(value)
 
 
 def op_symbol_uses(op: Operation) -> set[str]:

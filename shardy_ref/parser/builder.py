@@ -422,26 +422,17 @@ class CoreBuilder(Transformer):
         return ba.IntegerAttr(self._fit_integer(tok, value, t), t)
 
     def _fit_integer(self, tok, value: int, t) -> int:
-        """MLIR's integer literal rules: a signless value that fits the width unsigned is
-        read as its two's complement (``255 : i8`` is -1); anything else out of range fails."""
-        width = getattr(t, "width", 64)
-        if getattr(t, "is_unsigned", False):
-            if value < 0:
-                raise self.error(tok, "negative integer literal not valid for unsigned integer "
-                                 "type")
-            if value >= 1 << width:
-                raise self.error(tok, "integer constant out of range for attribute")
-            return value
-        if width == 1:
-            if value not in (0, 1, -1):
-                raise self.error(tok, "integer constant out of range for attribute")
-            return 1 if value else 0
-        signless = getattr(t, "is_signless", True)
-        if -(1 << (width - 1)) <= value < (1 << (width - 1)):
-            return value
-        if signless and 0 <= value < (1 << width):
-            return value - (1 << width)
-        raise self.error(tok, "integer constant out of range for attribute")
+        """MLIR's integer literal rules (:func:`literals.fit_integer`): a signless value that
+        fits the width unsigned is read as its two's complement (``255 : i8`` is -1);
+        anything else out of range fails, at the digits (after any ``-``)."""
+        negative = str(tok).startswith("-")
+        at = Location(self.filename, tok.line + self.line_offset, tok.column + negative)
+        if negative and getattr(t, "is_unsigned", False):
+            raise ParseError(at, "negative integer literal not valid for unsigned integer type")
+        fitted = lit.fit_integer(abs(value), negative, t)
+        if fitted is None:
+            raise ParseError(at, "integer constant out of range for attribute")
+        return fitted
 
     def float_attr(self, items):
         from shardy_ref.ir.floatfmt import round_float
@@ -480,34 +471,20 @@ class CoreBuilder(Transformer):
     def dense_attr(self, items):
         tok, t = items
         try:
-            return lit.parse_dense(tok[6:-1], t)
+            return lit.parse_dense(tok[6:-1], t, 6)
         except LiteralError as e:
-            raise self.error(tok, str(e)) from None
+            raise ParseError(self.loc_at(tok.start_pos + e.offset), str(e)) from None
 
     def dense_resource_attr(self, items):
         return ba.DenseResourceElementsAttr(items[1], str(items[0]))
 
     def dense_array_attr(self, items):
         tok = items[0]
-        body = tok[6:-1]
-        type_text, _, elems = body.partition(":")
         try:
-            et = lit.element_type(type_text.strip())
-        except ValueError:
-            raise self.error(tok, "expected integer or float type, got: "
-                             f"{type_text.strip()}") from None
-        values = []
-        for e in (x.strip() for x in elems.split(",")) if elems.strip() else ():
-            if getattr(et, "width", 0) == 1 and e in ("true", "false"):
-                values.append(e == "true")
-            elif isinstance(et, FloatType):
-                values.append(float(e))
-            else:
-                try:
-                    values.append(int(e, 0))
-                except ValueError:
-                    raise self.error(tok, f"expected integer value, got '{e}'") from None
-        return ba.DenseArrayAttr(et, tuple(values))
+            et, values = lit.parse_dense_array(tok[6:-1], 6)
+        except LiteralError as e:
+            raise ParseError(self.loc_at(tok.start_pos + e.offset), str(e)) from None
+        return ba.DenseArrayAttr(et, values)
 
     def type_attr(self, items):
         return ba.TypeAttr(items[0])

@@ -137,7 +137,8 @@ class SdyBuilder:
     def sdy_sharding_group_op(self, items):
         tok, value, group, attrs, t = items
         attributes = self._attrs(attrs)
-        attributes["group_id"] = ba.IntegerAttr(int(group), I64)
+        number = int(group, 16) if group.startswith("0x") else int(group)
+        attributes["group_id"] = ba.IntegerAttr(self._fit_integer(group, number, I64), I64)
         return self.make_op(tok, "sdy.sharding_group", [value], [t], [], attributes)
 
     def sdy_constant_op(self, items):

@@ -78,7 +78,10 @@ class StablehloBuilder:
             return
         if isinstance(head, tuple) and str(head[0]) == element.key:
             queue.pop(0)
-            self._store_clause(head[0], element, head[1], inherent)
+            try:
+                self._store_clause(head[0], element, head[1], inherent)
+            except _IntTooLarge as e:
+                raise ParseError(e.location, f"custom op '{tok}' integer value too large") from None
         elif not element.optional:
             raise self.error(_token_of(head, tok), f"custom op '{tok}' expected '{element.key}'")
 
@@ -137,9 +140,12 @@ class StablehloBuilder:
 
     def _int(self, tok, value) -> int:
         try:
-            return int(str(value))
+            number = int(str(value))
         except ValueError:
             raise self.error(tok, f"expected integer value, got '{_text(value)}'") from None
+        if not -(1 << 63) <= number < 1 << 63:  # MLIR parseInteger into an int64_t
+            raise _IntTooLarge(self.loc(_token_of(value, tok)))
+        return number
 
     def _signature(self, tok, sig: str, types, n_operands: int):
         """Operand and result types from the trailing type signature."""
@@ -210,7 +216,8 @@ class StablehloBuilder:
     def shlo_get_tuple_element_op(self, items):
         tok, value, index, attrs, types = items
         return self._with_signature(tok, [value], types, attrs,
-                                    {"index": ba.IntegerAttr(int(index), I32)})
+                                    {"index": ba.IntegerAttr(
+                                        self._fit_integer(index, int(index), I32), I32)})
 
     def _with_signature(self, tok, operands, types, attrs, inherent, sig="functional"):
         operand_types, result_types = self._signature(tok, sig, types, len(operands))
@@ -254,12 +261,35 @@ class StablehloBuilder:
         return self._with_signature(tok, [lhs, rhs], types, attrs, inherent)
 
     def conv_dims(self, items):
-        lists = ["[" + ", ".join(str(t) for t in part) + "]" for part in items]
+        text, starts = "", []  # the dims as one string, and where each token is in it
+        for part, sep in zip(items, ("x", "->", ""), strict=True):
+            text += "["
+            for i, t in enumerate(part):
+                text += ", " * (i > 0)
+                starts.append((len(text), t))
+                text += str(t)
+            text += "]" + sep
         try:
-            return sap.parse_conv_dims(f"{lists[0]}x{lists[1]}->{lists[2]}")
+            return sap.parse_conv_dims(text)
         except sap.AttrSyntaxError as e:
-            first = next((t for part in items for t in part), None)
-            raise ParseError(self.loc(first) if first is not None else None, e.message) from None
+            where = self._conv_dims_loc(text, starts, e.offset)
+            raise ParseError(where, f"custom op 'stablehlo.convolution' {e.message}") from None
+
+    def _conv_dims_loc(self, text: str, starts, offset: int):
+        """The source location of ``offset`` into the rebuilt ``conv_dims`` text: a dim
+        token, or as many punctuation characters after the last token before it."""
+        before = [(start, t) for start, t in starts if start <= offset]
+        if not before:
+            return self.loc(starts[0][1]) if starts else None
+        start, tok = before[-1]
+        if start == offset:
+            return self.loc(tok)
+        skip = sum(not c.isspace() for c in text[start + len(str(tok)):offset])
+        pos = tok.end_pos
+        while pos < len(self.text) and (skip or self.text[pos].isspace()):
+            skip -= not self.text[pos].isspace()
+            pos += 1
+        return self.loc_at(pos)
 
     def conv_dim_list(self, items):
         return [t for t in items if t is not None]
@@ -362,6 +392,15 @@ class StablehloBuilder:
             text = lit.strip_comments(str(body)) if body is not None else None
             return self._shlo_attr(tok, name, text)
         return super().dialect_attr_from_text(tok, name, body)
+
+
+class _IntTooLarge(Exception):
+    """An integer of a custom op's clause does not fit an int64; the op's reader words the
+    error (``custom op 'stablehlo.transpose' integer value too large``)."""
+
+    def __init__(self, location):
+        super().__init__(location)
+        self.location = location
 
 
 def _token_of(item, default):

@@ -63,6 +63,28 @@ def dims(text: str) -> tuple[int | None, ...]:
     return tuple(None if d == "?" else int(d) for d in text.split("x")[:-1])
 
 
+def fit_integer(magnitude: int, negative: bool, et: Type) -> int | None:
+    """MLIR's ``buildAttributeAPInt``: the value an integer literal (``magnitude`` and sign)
+    has as an ``et`` (integer or index), or None when it does not fit. A literal that fits
+    the width unsigned wraps to the type's view of those bits (``255 : i8`` is -1, ``-1`` as
+    ``ui8`` is 255); a negated value must have its sign bit set, so ``-0`` does not fit.
+    ``i1`` values are 0 or 1."""
+    is_index = isinstance(et, IndexType)
+    width = 64 if is_index else getattr(et, "width", 64)
+    if magnitude >> width:
+        return None
+    mask = (1 << width) - 1
+    bits = -magnitude & mask if negative else magnitude
+    sign_bit = width > 0 and bool(bits >> (width - 1))
+    if negative and not sign_bit:
+        return None
+    if not negative and sign_bit and (is_index or getattr(et, "signedness", "") == "signed"):
+        return None
+    if width == 1 or getattr(et, "is_unsigned", False) or not sign_bit:
+        return bits
+    return bits - (1 << width)
+
+
 class LiteralError(ValueError):
     """A malformed literal; the caller attaches the token's location (plus ``offset``)."""
 
@@ -102,15 +124,40 @@ def symbol_name(token: str) -> str:
 
 
 _DENSE_TOKEN = re.compile(
-    r'\(|\)|\[|\]|,|true|false|"[^"]*"|0x[0-9a-fA-F]+|[-+]?[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?|inf|nan|\S')
+    r'\(|\)|\[|\]|,|true|false|"[^"]*"|-?0x[0-9a-fA-F]+'
+    r'|[-+]?[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?|inf|nan|\S')
 
 
 def dense_body_tokens(body: str) -> list[str]:
     return _DENSE_TOKEN.findall(body)
 
 
-def parse_dense(body: str, type_):
-    """The body of ``dense<...>`` for a statically shaped ``type_``, as MLIR reads it."""
+def _at_number(token: str, message: str) -> LiteralError:
+    """An error about an element token: MLIR reports it at the number, after any ``-``
+    (the offset is relative to the token; the caller adds where the token is)."""
+    return LiteralError(message, token.startswith("-"))
+
+
+class _TokenError(LiteralError):
+    """An error at token ``index`` of a ``dense<...>`` body, ``offset`` into that token."""
+
+    def __init__(self, message: str, index: int, offset: int = 0):
+        super().__init__(message, offset)
+        self.index = index
+
+
+def parse_dense(body: str, type_, base: int = 0):
+    """The body of ``dense<...>`` for a statically shaped ``type_``, as MLIR reads it.
+    An error about one element carries the offset ``base`` + its offset in ``body``;
+    other errors carry offset 0 (the literal itself)."""
+    try:
+        return _parse_dense(body, type_)
+    except _TokenError as e:
+        starts = [m.start() for m in _DENSE_TOKEN.finditer(body)]
+        raise LiteralError(str(e), base + starts[e.index] + e.offset) from None
+
+
+def _parse_dense(body: str, type_):
     from shardy_ref.ir.builtin_attrs import DenseElementsAttr
     from shardy_ref.ir.dense import from_bytes
     from shardy_ref.ir.types import UnrankedTensorType
@@ -126,9 +173,9 @@ def parse_dense(body: str, type_):
     count = 1
     for d in shape:
         count *= d
-    body = body.strip()
-    if body.startswith('"'):
-        hexstr = body[1:-1]
+    stripped = body.strip()
+    if stripped.startswith('"'):
+        hexstr = stripped[1:-1]
         if not hexstr.startswith("0x"):
             raise LiteralError("expected a hex string for the elements literal")
         try:
@@ -141,23 +188,35 @@ def parse_dense(body: str, type_):
         if len(values) != count:
             raise LiteralError(f"elements hex data size is invalid for provided type: '{type_}'")
         return DenseElementsAttr.from_values(type_, values)
-    if not body:
+    if not stripped:
         if count != 0:
             raise LiteralError(f"parsed zero elements, but type ({type_}) expected at least 1")
         return DenseElementsAttr(type_, ())
     tokens = dense_body_tokens(body)
     pos, tree = _dense_tree(tokens, 0)
     if pos != len(tokens):
-        raise LiteralError(f"unexpected '{tokens[pos]}' in elements literal")
+        raise _TokenError(f"unexpected '{tokens[pos]}' in elements literal", pos)
     convert = _scalar_converter(et)
     if not isinstance(tree, list):
-        return DenseElementsAttr(type_, (convert(tree),), True)
+        return DenseElementsAttr(type_, (_convert(convert, tokens, tree),), True)
     inferred, flat = _flatten(tree)
     if inferred != tuple(shape):
         raise LiteralError(
             f"inferred shape of elements literal ([{_join(inferred)}]) does not match "
             f"type ([{_join(shape)}])")
-    return DenseElementsAttr.from_values(type_, (convert(v) for v in flat))
+    return DenseElementsAttr.from_values(type_, (_convert(convert, tokens, i) for i in flat))
+
+
+def _convert(convert, tokens: list[str], leaf):
+    """One element: a token index, or ``("complex", re, im, index of '(')``."""
+    try:
+        if type(leaf) is int:
+            return convert(tokens[leaf])
+        return convert(("complex", tokens[leaf[1]], tokens[leaf[2]]))
+    except _TokenError:
+        raise
+    except LiteralError as e:
+        raise _TokenError(str(e), leaf if type(leaf) is int else leaf[3], e.offset) from None
 
 
 def _join(values) -> str:
@@ -165,6 +224,7 @@ def _join(values) -> str:
 
 
 def _dense_tree(tokens: list[str], pos: int):
+    """The nested lists of a ``dense<...>`` body, with token indices as leaves."""
     tok = tokens[pos] if pos < len(tokens) else ""
     if tok == "[":
         items = []
@@ -175,23 +235,26 @@ def _dense_tree(tokens: list[str], pos: int):
             pos, item = _dense_tree(tokens, pos)
             items.append(item)
             if pos >= len(tokens):
-                raise LiteralError("expected ']' in elements literal")
+                raise _TokenError("expected ']' in elements literal", pos - 1,
+                                  len(tokens[pos - 1]))
             if tokens[pos] == "]":
                 return pos + 1, items
-            if tokens[pos] != ",":
-                raise LiteralError(f"expected ',' or ']', got '{tokens[pos]}'")
+            if tokens[pos] != ",":  # MLIR reports a wrong token just after the previous one
+                raise _TokenError("expected ']'", pos - 1, len(tokens[pos - 1]))
             pos += 1
     if tok == "(":
+        start = pos
         pos, re_ = _dense_tree(tokens, pos + 1)
         if pos >= len(tokens) or tokens[pos] != ",":
-            raise LiteralError("expected ',' in complex literal")
+            raise _TokenError("expected ',' in complex literal", start)
         pos, im = _dense_tree(tokens, pos + 1)
         if pos >= len(tokens) or tokens[pos] != ")":
-            raise LiteralError("expected ')' in complex literal")
-        return pos + 1, ("complex", re_, im)
+            raise _TokenError("expected ')' in complex literal", start)
+        return pos + 1, ("complex", re_, im, start)
     if tok in ("", ",", "]", ")"):
-        raise LiteralError(f"expected an element literal, got '{tok or 'end'}'")
-    return pos + 1, tok
+        at = min(pos, len(tokens) - 1)
+        raise _TokenError(f"expected an element literal, got '{tok or 'end'}'", at)
+    return pos + 1, pos
 
 
 def _flatten(tree) -> tuple[tuple[int, ...], list]:
@@ -209,56 +272,147 @@ def _flatten(tree) -> tuple[tuple[int, ...], list]:
     return (len(tree), *shapes.pop()), flat
 
 
-def _scalar_converter(et):
+_INT_LITERAL = re.compile(r"(-?)(0x[0-9a-fA-F]+|[0-9]+)")
+
+
+def _int_converter(et):
+    """Integer, ``i1`` or ``index`` elements (MLIR ``getIntAttrElements``)."""
+    is_bool = getattr(et, "width", None) == 1
+    unsigned = getattr(et, "is_unsigned", False)
+    width = getattr(et, "width", 64)
+    # the values that read as themselves (i0 holds only 0)
+    lo = 0 if unsigned or width == 0 else -(1 << (width - 1))
+    hi = (1 << width) - 1 if unsigned or width == 0 else (1 << (width - 1)) - 1
+
+    def to_int(tok):
+        try:
+            value = int(tok)
+        except (TypeError, ValueError):
+            pass
+        else:
+            if lo <= value <= hi and (value or tok[0] != "-"):
+                return bool(value) if is_bool else value
+        return checked(tok)
+
+    def checked(tok):
+        if type(tok) is tuple:
+            raise LiteralError("expected integer elements, but parsed floating-point")
+        if tok in ("true", "false"):
+            if not is_bool:
+                raise LiteralError("expected i1 type for 'true' or 'false' values")
+            return tok == "true"
+        m = _INT_LITERAL.fullmatch(tok)
+        if m is None:
+            raise _at_number(tok, "expected integer elements, but parsed floating-point")
+        negative = bool(m.group(1))
+        if negative and unsigned:
+            raise _at_number(tok, "expected unsigned integer elements, but parsed negative value")
+        digits = m.group(2)
+        magnitude = int(digits, 16) if digits.startswith("0x") else int(digits)
+        value = fit_integer(magnitude, negative, et)
+        if value is None:
+            raise _at_number(tok, "integer constant out of range for type")
+        return bool(value) if is_bool else value
+    return to_int
+
+
+def _float_converter(name: str):
     from shardy_ref.ir.floatfmt import bits_to_float, round_float
 
-    if isinstance(et, IntegerType):
-        if et.width == 1:
-            def to_bool(tok):
-                if tok in ("true", "1"):
-                    return True
-                if tok in ("false", "0"):
-                    return False
-                raise LiteralError(f"expected i1 value, got '{tok}'")
-            return to_bool
-
-        lo = 0 if et.is_unsigned else -(1 << (et.width - 1))
-        hi = (1 << et.width) - 1 if et.is_unsigned or et.is_signless else (1 << (et.width - 1)) - 1
-
-        def to_int(tok):
-            if not isinstance(tok, str) or not re.fullmatch(r"[-+]?[0-9]+|0x[0-9a-fA-F]+", tok):
-                raise LiteralError("expected integer elements, but parsed floating-point")
-            v = int(tok, 16) if tok.startswith("0x") else int(tok)
-            if not lo <= v <= hi:
-                raise LiteralError("integer constant out of range for type")
-            if et.is_signless and v > (1 << (et.width - 1)) - 1:
-                v -= 1 << et.width  # signless values print as signed
-            return v
-        return to_int
-    if isinstance(et, FloatType):
-        name = et.name
-
-        def to_float(tok):
-            if not isinstance(tok, str):
-                raise LiteralError("expected a float element")
-            if tok.startswith("0x"):
-                return bits_to_float(int(tok, 16), name)
+    def to_float(tok):
+        if type(tok) is tuple:
+            raise LiteralError("expected a float element")
+        if tok.startswith("0x"):
+            return bits_to_float(int(tok, 16), name)
+        if "." in tok or "n" in tok:  # a float literal, inf or nan
             try:
                 return round_float(float(tok), name)
             except ValueError:
-                raise LiteralError(f"expected a float element, got '{tok}'") from None
-        return to_float
+                pass
+        if tok.startswith("-0x"):
+            raise _at_number(tok, "hexadecimal float literal should not have a leading minus")
+        if tok in ("true", "false"):
+            raise LiteralError("expected floating point literal")
+        if _INT_LITERAL.fullmatch(tok):
+            raise _at_number(tok, "unexpected decimal integer literal for a floating point value")
+        try:
+            return round_float(float(tok), name)
+        except ValueError:
+            raise _at_number(tok, f"expected a float element, got '{tok}'") from None
+    return to_float
+
+
+def _scalar_converter(et):
+    if isinstance(et, (IntegerType, IndexType)):
+        return _int_converter(et)
+    if isinstance(et, FloatType):
+        return _float_converter(et.name)
     if isinstance(et, ComplexType):
         part = _scalar_converter(et.element_type)
 
         def to_complex(tok):
-            if not (isinstance(tok, tuple) and tok[0] == "complex"):
+            if type(tok) is not tuple:
                 raise LiteralError("expected '(' for complex element")
             return complex(part(tok[1]), part(tok[2]))
         return to_complex
-    if isinstance(et, IndexType):
-        return lambda tok: int(tok)
     raise LiteralError(f"unsupported element type {et} in elements literal")
+
+
+def parse_dense_array(body: str, base: int = 0) -> tuple[Type, tuple]:
+    """The element type and values of ``array<T: a, b>`` from its body ``T: a, b`` (MLIR
+    ``parseDenseArrayAttr``); errors carry ``base`` + their offset into ``body``."""
+    type_text, _, elems = body.partition(":")
+    name = type_text.strip()
+    at_type = base + len(type_text) - len(type_text.lstrip())
+    try:
+        et = element_type(name)
+    except ValueError:
+        raise LiteralError(f"expected integer or float type, got: {name}", at_type) from None
+    if not isinstance(et, (IntegerType, FloatType)):
+        raise LiteralError(f"expected integer or float type, got: '{et}'", at_type)
+    width = et.width if isinstance(et, IntegerType) else FLOAT_TYPES[et.name][1]
+    if width != 1 and width % 8:
+        raise LiteralError("element type bitwidth must be a multiple of 8", at_type)
+    if not elems.strip():
+        return et, ()
+    if isinstance(et, FloatType):
+        convert = _float_converter(et.name)
+    else:
+        convert = _array_bool if width == 1 else _array_int(et)
+    values = []
+    offset = base + len(type_text) + 1
+    for item in elems.split(","):
+        try:
+            values.append(convert(item.strip()))
+        except LiteralError as e:
+            raise LiteralError(str(e), offset + len(item) - len(item.lstrip()) + e.offset) \
+                from None
+        offset += len(item) + 1
+    return et, tuple(values)
+
+
+def _array_bool(tok: str) -> bool:
+    """An ``array<i1: ...>`` element: only ``true`` and ``false``."""
+    if tok not in ("true", "false"):
+        raise LiteralError("expected 'true' or 'false' values for i1 type", len(tok))
+    return tok == "true"
+
+
+def _array_int(et):
+    """An integer element of ``array<...>`` (MLIR ``DenseArrayElementParser``)."""
+    def to_int(tok: str) -> int:
+        if tok in ("true", "false"):
+            raise LiteralError("expected i1 type for 'true' or 'false' values")
+        m = _INT_LITERAL.fullmatch(tok)
+        if m is None:
+            raise _at_number(tok, "expected integer literal")
+        digits = m.group(2)
+        magnitude = int(digits, 16) if digits.startswith("0x") else int(digits)
+        value = fit_integer(magnitude, bool(m.group(1)), et)
+        if value is None:
+            raise LiteralError("integer constant out of range", len(tok))
+        return value
+    return to_int
 
 
 _COMMENT_OR_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*')

@@ -303,9 +303,10 @@ class _Parser:
         self.seek(end := self.balanced_end(tok.end))
         self.expect(":")
         try:
-            return lit.parse_dense(self.text[tok.end + 1:end - 1], self.type_())
+            return lit.parse_dense(self.text[tok.end + 1:end - 1], self.type_(),
+                                   tok.end + 1 - tok.start)
         except lit.LiteralError as e:
-            raise AttrSyntaxError(tok.start, str(e)) from None
+            raise AttrSyntaxError(tok.start + e.offset, str(e)) from None
 
     def hash_attr(self) -> ba.Attribute:
         """``#stablehlo.mn<...>`` / ``#stablehlo<mn ...>`` (an optional ``: type`` after it is
@@ -458,9 +459,9 @@ class _Parser:
                                   "not specified")
         self.expect("]")
         count = max(spatial, default=-1) + 1
-        if missing := [str(d) for d in range(count) if d not in spatial]:
+        if missing := _first_missing(spatial, count, 10):
             raise AttrSyntaxError(self.here(), f"Expected spatial dimensions "
-                                  f"{', '.join(missing[:10])} not specified")
+                                  f"{', '.join(map(str, missing))} not specified")
         return tuple(spatial[d] for d in range(count)), named
 
     # -- one method per mnemonic (registered in _PARSERS) ------------------------------------------
@@ -612,6 +613,18 @@ def enum_from_text(kind: str, text: str) -> sa.StablehloEnum:
             raise AttrSyntaxError(0, "invalid kind of attribute specified")
         return attr
     return _Parser(text).enum(kind)
+
+
+def _first_missing(present, count: int, limit: int) -> list[int]:
+    """The first ``limit`` numbers in ``range(count)`` not in ``present``, in time linear in
+    ``len(present)`` (a dimension number may be near 2**63)."""
+    missing: list[int] = []
+    d = 0
+    while d < count and len(missing) < limit:
+        if d not in present:
+            missing.append(d)
+        d += 1
+    return missing
 
 
 def parse_conv_dims(text: str) -> sa.ConvDimensionNumbers:

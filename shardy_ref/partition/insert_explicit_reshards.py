@@ -120,7 +120,8 @@ class Inserter:
         """Upstream ``insertExplicitReshardsOnCallOp``: operands towards the callee's
         argument shardings (fully closed ones if only the operands are sharded)."""
         func = self.table.lookup(callee_name(call))
-        shardings = func_arg_shardings(func, self.table)
+        # no callee: a call outlined alone by sdy-per-instruction-partitioning
+        shardings = func_arg_shardings(func, self.table) if func is not None else None
         if shardings is None:
             mesh_or_ref = non_maximal_mesh_or_ref(
                 call.num_operands, self.table, lambda i: get_sharding(call.operands[i]))
@@ -524,5 +525,7 @@ class InsertExplicitReshardsPass(Pass):
     enable_full_version: bool = False
 
     def run(self, op: Operation, ctx: PassContext) -> None:
+        if not op.regions or op.regions[0].is_empty:
+            return  # a declaration has nothing to reshard (upstream reads its missing block)
         module = op.parent_op
         Inserter(op, module, self.enable_full_version).run()

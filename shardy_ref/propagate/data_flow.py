@@ -10,6 +10,7 @@ and a case's index operand map to result 0's edge, by operand number).
 """
 from __future__ import annotations
 
+from shardy_ref.ir.diagnostics import PassError
 from shardy_ref.ir.op_traits import is_terminator
 from shardy_ref.ir.operation import BlockArgument, Operation, OpOperand, OpResult, Value
 from shardy_ref.ir.sdy_sharding import TensorSharding
@@ -34,6 +35,8 @@ def edge_sources(edge: Operation) -> list[Value]:
     """``DataFlowEdgeOp::getSources``: the values flowing into the edge's owner."""
     owner = edge.operands[0]
     op = owning_op(owner)
+    if op is None or op.name not in DATA_FLOW_OPS:
+        raise _not_on_a_data_flow_op(edge, owner, op)
     n = owner.index
     if op.name == "stablehlo.while":
         return [op.operands[n], body_terminator_operands(op, 1)[n]]
@@ -44,6 +47,16 @@ def edge_sources(edge: Operation) -> list[Value]:
     if isinstance(owner, BlockArgument):
         return [op.operands[n]]
     return [body_terminator_operands(op)[n]]
+
+
+def _not_on_a_data_flow_op(edge: Operation, owner: Value, op: Operation | None) -> PassError:
+    """The verifier accepts an edge on any value not defined by another sdy op, but only a
+    data-flow op's results and block arguments have sources: upstream dereferences a null
+    ``ShardableDataFlowOpInterface`` here and crashes."""
+    what = "block argument" if isinstance(owner, BlockArgument) else "result"
+    holder = f"'{op.name}'" if op is not None else "no op"
+    return PassError(edge.location, f"'{DATA_FLOW_EDGE}' op input must be a result or block "
+                     f"argument of {', '.join(DATA_FLOW_OPS)}, not a {what} of {holder}")
 
 
 def _edge_owner_from_source(op: Operation, use: OpOperand) -> Value | None:

@@ -4,7 +4,9 @@
     shardy-ref run FILE       propagate, partition and run FILE on every device of its mesh
     shardy-ref check FILE     run FILE partitioned and on one device; compare the results
 
-Run ``shardy-ref run --help`` or ``shardy-ref check --help`` for their options.
+Run ``shardy-ref run --help`` or ``shardy-ref check --help`` for their options. A bug of
+ours exits 70 with ``internal error in ... on OP``; ``--debug`` (anywhere) or
+``SHARDY_REF_DEBUG=1`` shows its traceback instead.
 """
 from __future__ import annotations
 
@@ -12,9 +14,28 @@ import sys
 
 from shardy_ref.tools import simulate_cmd
 
+_DEBUG_FLAGS = ("-debug", "--debug")
+
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    debug = any(a in _DEBUG_FLAGS for a in argv)
+    argv = [a for a in argv if a not in _DEBUG_FLAGS]
+    try:
+        return _dispatch(argv)
+    except Exception as e:
+        from shardy_ref.ir.location import Location
+        from shardy_ref.tools.opt import debug_requested, report_internal_error
+
+        files = [a for a in argv[1:] if a == "-" or not a.startswith("-")]
+        source = Location("<stdin>" if files[:1] == ["-"] else (files or ["shardy-ref"])[0],
+                          0, 0)
+        where = f"shardy-ref {argv[0]}" if argv else "shardy-ref"
+        return report_internal_error(e, where, source, debug or debug_requested(None),
+                                     sys.stderr)
+
+
+def _dispatch(argv: list[str]) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print(__doc__.strip())
         return 0

@@ -1,23 +1,35 @@
 """``shardy-ref-opt``: a drop-in for upstream's ``sdy_opt`` (an mlir-opt for Shardy).
 
     shardy-ref-opt [FILE|-] [-o OUT] [-split-input-file] [-verify-diagnostics]
-                   [-allow-unregistered-dialect] [-mlir-print-op-generic]
+                   [-allow-unregistered-dialect] [-mlir-print-op-generic] [-debug]
                    [-PASS[=OPTIONS] ...] [--pass-pipeline=PIPELINE]
 
 The command line only parses flags and drives the pass manager: each input chunk is
 parsed, verified, run through the passes, verified again, and printed. Diagnostics go to
 stderr as ``file:line:col: error: message``; the exit status is 1 when any chunk fails
 (or, with ``-verify-diagnostics``, when diagnostics and ``expected-*`` lines disagree).
+A bug of ours (any other Python exception) is reported as ``internal error in PASS on OP``
+with exit status 70, or as its traceback with ``-debug`` or ``SHARDY_REF_DEBUG=1``. ``-o``
+replaces its file only once the whole output is written.
 """
 from __future__ import annotations
 
+import errno
+import os
 import re
+import stat
 import sys
+import tempfile
+import traceback
+from contextlib import suppress
 from dataclasses import dataclass, field
 
 USAGE = __doc__.split("\n\n")[1]
 
 _IGNORED_FLAGS = {"mlir-disable-threading", "verify-each"}
+INTERNAL_ERROR_STATUS = 70  # EX_SOFTWARE: a bug of ours, not a problem with the input
+REPORT_REQUEST = ("please report this bug to the shardy_ref project with the input and the "
+                  "command line (-debug or SHARDY_REF_DEBUG=1 shows the Python traceback)")
 UNREGISTERED_MESSAGE = ("operation being parsed with an unregistered dialect. If this is intended, "
                         "please use -allow-unregistered-dialect with the MLIR tool used")
 
@@ -32,6 +44,7 @@ class Options:
     generic: bool = False
     passes: list[tuple[str, str]] = field(default_factory=list)  # (name, options) in order
     pipeline: str | None = None
+    debug: bool = False
 
 
 class UsageError(Exception):
@@ -81,6 +94,8 @@ def parse_args(argv: list[str]) -> Options:
             opts.allow_unregistered = True
         elif name == "mlir-print-op-generic":
             opts.generic = True
+        elif name == "debug":
+            opts.debug = True
         elif name == "pass-pipeline":
             opts.pipeline = value.strip("'\"")
         elif name in _IGNORED_FLAGS:
@@ -124,33 +139,45 @@ def split_chunks(text: str, split: bool) -> list[Chunk]:
 def process_chunk(chunk: Chunk, opts: Options, filename: str):
     """Parse, verify, run passes, print. Returns (output text or None, diagnostics)."""
     from shardy_ref.ir.diagnostics import ShardyRefError
+    from shardy_ref.ir.location import Location
     from shardy_ref.ir.verify import verify_module
     from shardy_ref.parser import parse_module, print_module
-    from shardy_ref.pass_manager import (
-        PassContext,
-        PassManager,
-        PipelineElement,
-        make_pass,
-        parse_pipeline,
-    )
+    from shardy_ref.pass_manager import PassContext, PassManager, blame
 
     ctx = PassContext()
     try:
-        module = parse_module(chunk.text, filename, chunk.first_line - 1, ctx.diagnostics)
-        if not opts.allow_unregistered:
-            check_registered(module)
-        verify_module(module)
-        if opts.pipeline is not None:
-            pipeline = parse_pipeline(opts.pipeline)
-        else:
-            pipeline = [PipelineElement(pass_=make_pass(n, o)) for n, o in opts.passes]
+        with blame("the parser", location=Location(filename, chunk.first_line, 1)):
+            module = parse_module(chunk.text, filename, chunk.first_line - 1, ctx.diagnostics)
+        with blame("the verifier", module):
+            if not opts.allow_unregistered:
+                check_registered(module)
+            verify_module(module)
+        pipeline = build_pipeline(opts, filename)
         PassManager(pipeline, verify=verify_module).run(module, ctx)
-        # sdy_opt registers neither the interpreter nor the check dialect
-        return print_module(module, generic=opts.generic,
-                            generic_dialects=("check", "interpreter")), ctx.diagnostics
+        with blame("the printer", module):
+            # sdy_opt registers neither the interpreter nor the check dialect
+            return print_module(module, generic=opts.generic,
+                                generic_dialects=("check", "interpreter")), ctx.diagnostics
     except ShardyRefError as e:
         others = [o.diagnostic for o in getattr(e, "others", ())]
         return None, [*ctx.diagnostics, e.diagnostic, *others]
+
+
+def build_pipeline(opts: Options, filename: str) -> list:
+    """The passes to run: ``--pass-pipeline`` (which must be anchored, as in mlir-opt) or
+    the pass flags in order. An error in it is reported against the input file."""
+    from shardy_ref.ir.diagnostics import PassError
+    from shardy_ref.ir.location import Location
+    from shardy_ref.pass_manager import PipelineElement, make_pass, parse_pipeline
+
+    try:
+        if opts.pipeline is not None:
+            return parse_pipeline(opts.pipeline, anchored=True)
+        return [PipelineElement(pass_=make_pass(n, o)) for n, o in opts.passes]
+    except PassError as e:
+        if not e.location.is_known:
+            e.location = Location(filename, 0, 0)
+        raise
 
 
 def check_registered(module) -> None:
@@ -178,9 +205,118 @@ def read_input(path: str, stdin, stderr) -> tuple[str, str] | None:
         return None
 
 
+def write_output(path: str, text: str, stderr) -> bool:
+    """Write ``text`` to ``path`` so that a failure keeps the file's previous content:
+    into a temporary file beside it, renamed over it once complete (a device or pipe such
+    as ``/dev/null`` is written in place). Reports a failure as mlir-opt words it and
+    returns False."""
+    stage = "open"
+    try:
+        kind = _file_kind(path)
+        if kind == stat.S_IFDIR:
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+        if kind not in (None, stat.S_IFREG) or path.startswith(_SPECIAL_DIRS):
+            with open(path, "w", encoding="utf-8", errors="surrogateescape") as f:
+                stage = "write"
+                f.write(text)
+            return True
+        target = os.path.realpath(path)  # through a symlink: replace its target
+        mode = _new_file_mode(target)
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp",
+                                   dir=os.path.dirname(target))
+        stage = "write"
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as f:
+                f.write(text)
+            os.chmod(tmp, mode)
+            os.replace(tmp, target)
+        finally:
+            with suppress(OSError):
+                os.unlink(tmp)
+    except OSError as e:
+        stderr.write(f"cannot {stage} output file '{path}': {e.strerror}\n")
+        return False
+    return True
+
+
+_SPECIAL_DIRS = ("/dev/", "/proc/")  # /dev/stdout may name a regular file: write, not replace
+
+
+def _file_kind(path: str) -> int | None:
+    """``stat.S_IFREG``, ``S_IFDIR``, ... of what ``path`` names (symlinks followed), or
+    None when nothing exists there yet."""
+    try:
+        return stat.S_IFMT(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return None
+
+
+def _new_file_mode(target: str) -> int:
+    """The permissions the output file keeps (or, new, gets from the umask)."""
+    try:
+        return os.stat(target).st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def debug_requested(opts) -> bool:
+    """``-debug`` or ``SHARDY_REF_DEBUG`` set (not 0): show tracebacks of internal errors."""
+    return bool(getattr(opts, "debug", False)) or \
+        os.environ.get("SHARDY_REF_DEBUG", "") not in ("", "0")
+
+
+def report_internal_error(e: Exception, where: str, location, debug: bool, stderr) -> int:
+    """Report a Python exception that escaped a command (a bug of ours): its traceback
+    with ``debug``, else ``file:line:col: error: internal error in PASS on OP: ...`` (what
+    :func:`~shardy_ref.pass_manager.blame` recorded, the innermost op in the traceback)
+    and a request to report it. Returns the exit status, 70."""
+    if debug:
+        traceback.print_exception(e, file=stderr)
+        return INTERNAL_ERROR_STATUS
+    try:
+        op, op_location = _innermost_op(e)
+    except Exception:  # the report itself must not end in a traceback
+        op = op_location = None
+    tagged = getattr(e, "shardy_ref_op", None)
+    op = op or tagged
+    candidates = (op_location, getattr(tagged, "location", None),
+                  getattr(e, "shardy_ref_location", None))
+    loc = next((c for c in candidates if c is not None and c.is_known), location)
+    where = getattr(e, "shardy_ref_where", None) or where
+    on = f" on '{op.name}'" if op is not None else ""
+    detail = "".join(traceback.format_exception_only(e)).strip().replace("\n", " ")
+    stderr.write(f"{loc}: error: internal error in {where}{on}: {detail}\n{REPORT_REQUEST}\n")
+    return INTERNAL_ERROR_STATUS
+
+
+def _innermost_op(e: Exception):
+    """The op the innermost frame of ``e``'s traceback was working on (its local ``op``,
+    else any op local), and the location of the innermost op that has one."""
+    from shardy_ref.ir.operation import Operation
+
+    op = location = None
+    tb = e.__traceback__
+    while tb is not None:
+        frame_locals = tb.tb_frame.f_locals
+        ops = [v for v in frame_locals.values() if isinstance(v, Operation)]
+        if isinstance(frame_locals.get("op"), Operation):
+            ops.insert(0, frame_locals["op"])
+        if ops:
+            op = ops[0]
+            known = [o.location for o in ops if o.location.is_known]
+            location = known[0] if known else location
+        tb = tb.tb_next
+    return op, location
+
+
 def cli_main(prog: str, parse, run_, argv: list[str] | None) -> int:
     """A command line's ``main``: parse flags (a usage error exits 1 with ``prog:``
-    before it), run, and turn a closed pipe or Ctrl-C into an exit status."""
+    before it), run, and turn a closed pipe or Ctrl-C into an exit status, and any other
+    Python exception into an internal-error report (exit 70)."""
+    from shardy_ref.ir.location import Location
+
     try:
         opts = parse(sys.argv[1:] if argv is None else argv)
     except UsageError as e:
@@ -192,6 +328,9 @@ def cli_main(prog: str, parse, run_, argv: list[str] | None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except Exception as e:
+        source = Location("<stdin>" if opts.input == "-" else opts.input, 0, 0)
+        return report_internal_error(e, prog, source, debug_requested(opts), sys.stderr)
 
 
 def run(opts: Options, stdin=None, stdout=None, stderr=None) -> int:
@@ -220,8 +359,8 @@ def run(opts: Options, stdin=None, stdout=None, stderr=None) -> int:
             outputs.append(out.rstrip("\n"))
     body = "\n// -----\n".join(outputs) + "\n" if outputs else ""
     if opts.output:
-        with open(opts.output, "w", encoding="utf-8", errors="surrogateescape") as f:
-            f.write(body)
+        if not write_output(opts.output, body, stderr):
+            return 1
     else:
         stdout.write(body)
     return 1 if failed else 0

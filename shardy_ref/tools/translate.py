@@ -2,20 +2,23 @@
 
     shardy-ref-translate --interpret [FILE|-] [-o OUT] [-split-input-file]
                          [--args=[dense<...> : tensor<...>, ...]] [--interpreter-print-dense]
-                         [--probe-output-dir=DIR] [--no-vectorize]
+                         [--probe-output-dir=DIR] [--no-vectorize] [-debug]
 
 Each input chunk is parsed, verified and its entry function (``@main``, or the module's
 only function) run by the NumPy interpreter; results are printed as the reference
 interpreter prints them. A failing ``check.expect_*``, an unsupported op or bad input is
 reported as ``file:line:col: error: message`` and makes the exit status 1; chunks are
 independent. ``--no-vectorize`` runs ``interpreter.run_parallel`` one thread per process.
+A bug of ours exits 70 with ``internal error in ... on OP`` (``-debug`` or
+``SHARDY_REF_DEBUG=1``: the traceback); ``-o`` replaces its file only once all is written.
 """
 from __future__ import annotations
 
+import io
 import sys
 from dataclasses import dataclass
 
-from shardy_ref.tools.opt import UsageError, cli_main, read_input, split_chunks
+from shardy_ref.tools.opt import UsageError, cli_main, read_input, split_chunks, write_output
 
 USAGE = __doc__.split("\n\n")[1]
 ARGS_USAGE = "--args=[dense<1> : tensor<2xi32>, ...]"
@@ -31,10 +34,11 @@ class Options:
     print_dense: bool = False
     probe_dir: str | None = None
     vectorize: bool = True
+    debug: bool = False
 
 
 _FLAGS = {"interpret": "interpret", "split-input-file": "split",
-          "interpreter-print-dense": "print_dense"}
+          "interpreter-print-dense": "print_dense", "debug": "debug"}
 _VALUED = {"args": "args", "probe-output-dir": "probe_dir", "o": "output"}
 
 
@@ -107,16 +111,21 @@ def interpret_chunk(chunk, opts: Options, filename: str, args: list, out) -> lis
     from shardy_ref.execute.printing import format_tensor
     from shardy_ref.execute.values import Tensor, to_dense
     from shardy_ref.ir.diagnostics import ShardyRefError
+    from shardy_ref.ir.location import Location
     from shardy_ref.ir.verify import verify_module
     from shardy_ref.parser import parse_module
+    from shardy_ref.pass_manager import blame
 
     try:
-        module = parse_module(chunk.text, filename, chunk.first_line - 1)
-        verify_module(module)
-        interp = Interpreter(module, stdout=out, probe_dir=opts.probe_dir,
-                             vectorize=opts.vectorize)
-        func = interp.entry_function("main")
-        results = interp.run_args(func, args)
+        with blame("the parser", location=Location(filename, chunk.first_line, 1)):
+            module = parse_module(chunk.text, filename, chunk.first_line - 1)
+        with blame("the verifier", module):
+            verify_module(module)
+        with blame("the interpreter", module):
+            interp = Interpreter(module, stdout=out, probe_dir=opts.probe_dir,
+                                 vectorize=opts.vectorize)
+            func = interp.entry_function("main")
+            results = interp.run_args(func, args)
     except ShardyRefError as e:
         return [e.diagnostic]
     for value in results:
@@ -141,17 +150,15 @@ def run(opts: Options, stdin=None, stdout=None, stderr=None) -> int:
     except UsageError as e:
         stderr.write(f"<unknown>:0: error: {e}\n")
         return 1
-    out = open(opts.output, "w", encoding="utf-8") if opts.output else stdout
+    out = io.StringIO() if opts.output else stdout
     failed = False
     source_lines = text.split("\n")
-    try:
-        for chunk in split_chunks(text, opts.split):
-            for d in interpret_chunk(chunk, opts, filename, args, out):
-                stderr.write(d.render(source_lines) + "\n")
-                failed = True
-    finally:
-        if out is not stdout:
-            out.close()
+    for chunk in split_chunks(text, opts.split):
+        for d in interpret_chunk(chunk, opts, filename, args, out):
+            stderr.write(d.render(source_lines) + "\n")
+            failed = True
+    if opts.output and not write_output(opts.output, out.getvalue(), stderr):
+        return 1
     return 1 if failed else 0
 
 

@@ -3,8 +3,9 @@
 Annotations follow MLIR's ``SourceMgrDiagnosticVerifierHandler``:
 ``// expected-error@+1 {{substring}}`` (also ``@-N``, ``@above``, ``@below``, none = same
 line; ``-re`` takes ``{{regex}}`` pieces). A diagnostic matches an annotation of the same
-severity on its line whose text is a substring of (or regex-matches) the message. The
-check fails on any unexpected diagnostic and any expectation never produced.
+severity on its line whose text is a substring of (or regex-matches) the message; each
+diagnostic satisfies one annotation. The check fails on any unexpected diagnostic, any
+expectation never produced, and any ``-re`` annotation that is not a valid regex.
 """
 from __future__ import annotations
 
@@ -26,14 +27,29 @@ class Expectation:
     annotation_line: int
     annotation_col: int
     matched: bool = False
+    pattern: re.Pattern | None = None  # the compiled ``-re`` pattern
+    problem: str = ""  # why a ``-re`` annotation is unusable (it then matches nothing)
+
+    def __post_init__(self) -> None:
+        if self.is_regex:
+            try:
+                self.pattern = re.compile(_regex_of(self.text))
+            except (re.error, OverflowError) as e:
+                self.problem = f"invalid regex: {e}"
+            except ValueError as e:  # a "{{" with no "}}"
+                self.problem = str(e)
 
     def matches(self, message: str) -> bool:
-        if not self.is_regex:
+        if self.problem:
+            return False
+        if self.pattern is None:
             return self.text in message
-        return re.search(_regex_of(self.text), message) is not None
+        return self.pattern.search(message) is not None
 
 
 def _regex_of(text: str) -> str:
+    """MLIR's ``ExpectedDiag::computeRegex``: literal text escaped, each ``{{re}}`` block
+    a group; raises ValueError for a block without ``}}`` and re.error for a bad block."""
     out, pos = [], 0
     while True:
         start = text.find("{{", pos)
@@ -41,8 +57,12 @@ def _regex_of(text: str) -> str:
             out.append(re.escape(text[pos:]))
             return "".join(out)
         end = text.find("}}", start + 2)
+        if end < 0:
+            raise ValueError("found start of regex with no end '}}'")
+        block = text[start + 2:end]
+        re.compile(block)
         out.append(re.escape(text[pos:start]))
-        out.append("(" + text[start + 2:end] + ")")
+        out.append("(" + block + ")")
         pos = end + 2
 
 
@@ -77,25 +97,35 @@ def collect_expectations(text: str, first_line: int = 1) -> list[Expectation]:
 
 def check(diagnostics: list[Diagnostic], expectations: list[Expectation],
           filename: str) -> list[str]:
-    """Error lines (``file:line:col: error: ...``) for every mismatch; empty when all agree."""
-    errors = []
+    """Error lines (``file:line:col: error: ...``) for every mismatch; empty when all agree.
+
+    As MLIR's verifier: a diagnostic satisfies the first expectation on its line that it
+    matches with the same severity (one only; a second identical diagnostic finds the same
+    one again), else it is a near miss (last match of another severity) or unexpected; an
+    unusable ``-re`` annotation is an error of its own.
+    """
+    errors = [f"{filename}:{e.annotation_line}:{e.annotation_col}: error: {e.problem}"
+              for e in expectations if e.problem]
     for diag in _flatten(diagnostics):
         line = diag.location.line if diag.location.is_known else 0
-        candidates = [e for e in expectations if e.line == line and e.matches(diag.message)]
-        exact = [e for e in candidates if e.severity == diag.severity]
-        if exact:
-            for e in exact:
+        near_miss = None
+        for e in expectations:
+            if e.line != line or not e.matches(diag.message):
+                continue
+            if e.severity == diag.severity:
                 e.matched = True
-            continue
-        if candidates:
-            e = candidates[0]
-            errors.append(f"{filename}:{e.annotation_line}:{e.annotation_col}: error: "
-                          f"'{diag.severity}' diagnostic emitted when expecting a '{e.severity}'")
-            e.matched = True
-            continue
-        errors.append(f"{diag.location}: error: unexpected {diag.severity}: {diag.message}")
+                break
+            near_miss = e
+        else:
+            if near_miss is not None:
+                errors.append(f"{filename}:{near_miss.annotation_line}:"
+                              f"{near_miss.annotation_col}: error: '{diag.severity}' "
+                              f"diagnostic emitted when expecting a '{near_miss.severity}'")
+            else:
+                errors.append(f"{diag.location}: error: unexpected {diag.severity}: "
+                              f"{diag.message}")
     for e in expectations:
-        if not e.matched:
+        if not e.matched and not e.problem:
             errors.append(f"{filename}:{e.annotation_line}:{e.annotation_col}: error: "
                           f"expected {e.severity} \"{e.text}\" was not produced")
     return errors

@@ -358,6 +358,7 @@ class ChloLegalizeToStablehloPass(Pass):
     64-bit one, ``chlo.zeta`` for ``broadcast_zeta``) are legalized in turn."""
 
     NAME = "chlo-legalize-to-stablehlo"
+    ANCHOR = "func.func"  # upstream: Pass<"chlo-legalize-to-stablehlo", "func::FuncOp">
 
     def run(self, op, ctx) -> None:
         _load_patterns()

@@ -18,6 +18,7 @@ class StablehloLegalizeCompositeToCallPass(Pass):
     """``except`` (upstream's ``exceptListOption``) lists composite names to keep."""
 
     NAME = "stablehlo-legalize-composite-to-call"
+    ANCHOR = "func.func"  # upstream runs it on each func.func
     except_: tuple[str, ...] = ()
 
     def run(self, op, ctx) -> None:

@@ -21,7 +21,7 @@ raise :class:`VerifyError` with upstream's message (spec 003 gives the rule IDs 
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from shardy_ref.ir.diagnostics import Diagnostic, VerifyError
 from shardy_ref.ir.operation import Operation
@@ -96,6 +96,38 @@ class VerifyContext:
 
         self.module = module
         self.symbols = SymbolTable(module) if module.name == "builtin.module" else None
+        self._positions = None
+        self._enclosing: dict[str, dict] = {}
+
+    def from_enclosing(self, name: str, op: Operation, step: Callable, top):
+        """What the ops enclosing ``op`` (not ``op`` itself) make of ``top``, innermost last:
+        ``step(enclosing_op, value_from_further_out)``, memoised per block under ``name``,
+        so that asking it of every op costs time linear in the module, not quadratic in
+        the depth of its regions (the verifier does not change the IR)."""
+        memo = self._enclosing.setdefault(name, {})
+        chain = []
+        block = op.parent
+        while block is not None and block not in memo:
+            chain.append(block)
+            holder = block.parent.parent if block.parent is not None else None
+            block = holder.parent if holder is not None else None
+        value = memo[block] if block is not None else top
+        for block in reversed(chain):
+            holder = block.parent.parent if block.parent is not None else None
+            if holder is not None:
+                value = step(holder, value)
+            memo[block] = value
+        return value
+
+    @property
+    def positions(self):
+        """The module's :class:`~shardy_ref.ir.verify.core.TreePositions`, numbered on
+        first use (the verifier does not change the IR)."""
+        from shardy_ref.ir.verify.core import TreePositions
+
+        if self._positions is None:
+            self._positions = TreePositions(self.module)
+        return self._positions
 
     def mesh_of(self, sharding):
         """The Mesh a TensorSharding is bound to (inline, or the named ``sdy.mesh``), or None."""
@@ -134,10 +166,10 @@ def collect_errors(module: Operation) -> list[VerifyError]:
         return errors
     try:
         core.verify_unique_symbols(module)
-        for op in module.walk():
+        for op in core.preorder(module):
             for check in SYMBOL_USE_VERIFIERS.get(op.name, ()):
                 check(op, ctx)
-        core.verify_dominance(module)
+        core.verify_dominance(module, ctx.positions)
     except VerifyError as e:
         return [e]
     return errors
@@ -146,19 +178,38 @@ def collect_errors(module: Operation) -> list[VerifyError]:
 def _verify_tree(root: Operation, ctx: VerifyContext, errors: list[VerifyError]) -> None:
     """Phase 1 for ``root`` (the module or an op isolated from above): walk it, then each
     op isolated from above found in it, independently (MLIR verifies those in parallel
-    once the walk is done, and not at all if it failed)."""
-    deferred: list[Operation] = []
-    try:
-        _walk(root, ctx, deferred)
-    except VerifyError as e:
-        errors.append(e)
-        return
-    for op in deferred:
-        _verify_tree(op, ctx, errors)
+    once the walk is done, and not at all if it failed). Depth-first, with a stack of
+    the ops still to verify: regions may nest deeper than Python's recursion limit."""
+    pending: list[Iterator[Operation]] = [iter([root])]
+    while pending:
+        op = next(pending[-1], None)
+        if op is None:
+            pending.pop()
+            continue
+        deferred: list[Operation] = []
+        try:
+            _walk(op, ctx, deferred)
+        except VerifyError as e:
+            errors.append(e)
+            continue
+        pending.append(iter(deferred))
 
 
-def _walk(op: Operation, ctx: VerifyContext, deferred: list[Operation]) -> None:
-    from shardy_ref.ir.opdefs import op_def
+def _walk(root: Operation, ctx: VerifyContext, deferred: list[Operation]) -> None:
+    """The walk of one op isolated from above, without recursion: each :func:`_visit`
+    yields the children to walk before it resumes."""
+    stack = [_visit(root, ctx, deferred)]
+    while stack:
+        child = next(stack[-1], None)
+        if child is None:
+            stack.pop()
+        else:
+            stack.append(_visit(child, ctx, deferred))
+
+
+def _visit(op: Operation, ctx: VerifyContext, deferred: list[Operation]) -> Iterator[Operation]:
+    """``op`` on entry, each nested op to walk (yielded; nested ops isolated from above are
+    deferred), each block on entry and exit, then ``op`` on exit."""
     from shardy_ref.ir.verify import core
 
     verify_op(op, ctx)
@@ -166,17 +217,15 @@ def _walk(op: Operation, ctx: VerifyContext, deferred: list[Operation]) -> None:
         for block in region.blocks:
             core.verify_block_entry(block)
             for child in block:
-                d = op_def(child.name)
-                if d is not None and d.isolated_from_above and child.regions:
+                if child.regions and core.is_isolated(child):
                     deferred.append(child)
                 else:
-                    _walk(child, ctx, deferred)
+                    yield child
             core.verify_block_exit(block)
     for check in EXIT_VERIFIERS.get(op.name, ()):
         check(op, ctx)
-    d = op_def(op.name)
-    if d is not None and d.isolated_from_above:
-        core.verify_isolated(op)
+    if core.is_isolated(op):
+        core.verify_isolated(op, ctx.positions)
 
 
 def verify_op(op: Operation, ctx: VerifyContext) -> None:

@@ -22,6 +22,20 @@ def _verify_func_return_parent(op: Operation, ctx: VerifyContext) -> None:
         raise op_error(op, "expects parent op 'func.func'")
 
 
+def _verify_symbol_parent(op: Operation, ctx: VerifyContext) -> None:
+    """MLIR's ``SymbolOpInterface``: a symbol's parent op, if any, is a symbol table (of ours
+    only ``builtin.module``; an unregistered op might be one). A module without a name is no
+    symbol."""
+    from shardy_ref.ir.opdefs import op_def
+
+    parent = op.parent_op
+    if parent is None or parent.name == "builtin.module" or op_def(parent.name) is None:
+        return
+    if op.name == "builtin.module" and "sym_name" not in op.attributes:
+        return
+    raise op_error(op, "symbol's parent must have the SymbolTable trait")
+
+
 def _verify_terminator(op: Operation, ctx: VerifyContext) -> None:
     """MLIR's ``Terminator`` trait."""
     verify_is_terminator(op)
@@ -30,6 +44,7 @@ def _verify_terminator(op: Operation, ctx: VerifyContext) -> None:
 def _register() -> None:
     """After the op's own checks (this module is loaded last)."""
     op_verifier("func.return")(_verify_func_return_parent)
+    op_verifier("func.func", "sdy.mesh", "builtin.module")(_verify_symbol_parent)
     op_verifier("func.return", "stablehlo.return")(_verify_terminator)
 
 

@@ -7,9 +7,11 @@ location with upstream's message.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from shardy_ref.ir.diagnostics import Diagnostic, VerifyError
 from shardy_ref.ir.opdefs import op_def
-from shardy_ref.ir.operation import Block, BlockArgument, Operation, OpResult
+from shardy_ref.ir.operation import Block, BlockArgument, Operation, OpResult, Region
 from shardy_ref.ir.types import FunctionType
 from shardy_ref.ir.verify import op_verifier
 
@@ -17,9 +19,65 @@ from shardy_ref.ir.verify import op_verifier
 _GRAPH_REGION_OPS = {"builtin.module"}
 
 
-def verify_dominance(module: Operation) -> None:
-    for op in module.walk():
-        _verify_operands(op)
+class TreePositions:
+    """Pre-order entry and exit numbers of every op, region and block under a root, so that
+    "is X nested in Y" is two comparisons: walking up the parents instead, as MLIR does,
+    makes verification quadratic (or, with nested ops isolated from above, cubic) in the
+    depth of the regions."""
+
+    __slots__ = ("enter", "exit")
+
+    def __init__(self, root: Operation):
+        self.enter: dict[object, int] = {}
+        self.exit: dict[object, int] = {}
+        count = 0
+        stack: list[tuple[object, bool]] = [(root, False)]
+        while stack:
+            node, leaving = stack.pop()
+            if leaving:
+                self.exit[node] = count
+                continue
+            count += 1
+            self.enter[node] = count
+            stack.append((node, True))
+            stack.extend((child, False) for child in reversed(_children(node)))
+
+    def inside(self, node, container) -> bool:
+        """``node`` is strictly nested in ``container`` (both under the root)."""
+        at = self.enter.get(node)
+        start = self.enter.get(container)
+        return at is not None and start is not None and start < at <= self.exit[container]
+
+
+def _children(node) -> list:
+    if isinstance(node, Operation):
+        return node.regions
+    if isinstance(node, Region):
+        return node.blocks
+    return list(node)
+
+
+def preorder(root: Operation) -> Iterator[Operation]:
+    """``root`` and every op nested in it, pre-order, without recursion (regions may nest
+    deeper than Python's recursion limit)."""
+    stack = [root]
+    while stack:
+        op = stack.pop()
+        yield op
+        for region in reversed(op.regions):
+            for block in reversed(region.blocks):
+                stack.extend(reversed(list(block)))
+
+
+def is_isolated(op: Operation) -> bool:
+    """``op`` has MLIR's ``IsolatedFromAbove`` trait (unregistered ops do not)."""
+    d = op_def(op.name)
+    return d is not None and d.isolated_from_above
+
+
+def verify_dominance(module: Operation, positions: TreePositions) -> None:
+    for op in preorder(module):
+        _verify_operands(op, positions)
 
 
 def verify_unique_symbols(op: Operation) -> None:
@@ -41,71 +99,85 @@ def verify_unique_symbols(op: Operation) -> None:
                     verify_unique_symbols(child)
 
 
-def _verify_operands(op: Operation) -> None:
+def _verify_operands(op: Operation, positions: TreePositions) -> None:
     """Every operand must dominate its use (single-block regions: defined before it)."""
     for i, value in enumerate(op.operands):
         if isinstance(value, OpResult):
-            if not _result_dominates(value.op, op):
+            if not _result_dominates(value.op, op, positions):
                 raise VerifyError(op.location, f"operand #{i} does not dominate this use",
                                   [Diagnostic("note", value.op.location,
                                               f"operand defined here ({_where(value.op, op)})")])
-        elif isinstance(value, BlockArgument) and not _block_contains(value.block, op):
+        elif isinstance(value, BlockArgument) and not positions.inside(op, value.block):
             raise VerifyError(op.location, f"operand #{i} does not dominate this use")
 
 
-def _result_dominates(definer: Operation, user: Operation) -> bool:
+def _result_dominates(definer: Operation, user: Operation, positions: TreePositions) -> bool:
+    """``user`` is in the definer's block (or nested in an op of it), not in the definer
+    itself, and after the definer unless the block is in a graph region."""
     block = definer.parent
-    ancestor = user
-    while ancestor is not None and ancestor.parent is not block:
-        ancestor = ancestor.parent_op
-    if ancestor is None:
+    if block is None or not positions.inside(user, block) or definer is user \
+            or positions.inside(user, definer):
         return False
-    if ancestor is definer:
-        return False  # used inside the defining op's own regions
-    region = block.parent if block is not None else None
+    region = block.parent
     if region is not None and region.parent is not None and \
             region.parent.name in _GRAPH_REGION_OPS:
         return True
-    return definer.is_before_in_block(ancestor)
+    return positions.enter[user] > positions.exit[definer]
 
 
 def _where(definer: Operation, user: Operation) -> str:
-    """How MLIR describes the definer's position relative to the user."""
+    """How MLIR describes the definer's position relative to the user
+    (``diagnoseInvalidOperandDominance``)."""
     if definer.parent is user.parent:
         return "op in the same block"
-    if _block_contains(definer.parent, user):
+    use_region = user.parent.parent if user.parent is not None else None
+    def_region = definer.parent.parent if definer.parent is not None else None
+    if use_region is def_region:
+        return "op in the same region"
+    if _properly_encloses(def_region, use_region):
         return "op in a parent region"
-    if user.is_ancestor_of(definer):
+    if _properly_encloses(use_region, def_region):
         return "op in a child region"
     return "op is neither in a parent nor in a child region"
 
 
-def _block_contains(block, op: Operation) -> bool:
-    while op is not None:
-        if op.parent is block:
+def _properly_encloses(outer: Region | None, region: Region | None) -> bool:
+    """MLIR ``Region::isProperAncestor``."""
+    if outer is None:
+        return False
+    while region is not None:
+        op = region.parent
+        block = op.parent if op is not None else None
+        region = block.parent if block is not None else None
+        if region is outer:
             return True
-        op = op.parent_op
     return False
 
 
-def verify_isolated(isolated: Operation) -> None:
-    """Ops nested in an op isolated from above may only use values defined inside it."""
+def verify_isolated(isolated: Operation, positions: TreePositions) -> None:
+    """MLIR ``verifyIsIsolatedFromAbove``: the ops in each region of ``isolated`` (not
+    looking into nested ops isolated from above, which are checked on their own) only use
+    values defined in that region."""
     for region in isolated.regions:
-        for block in region.blocks:
-            for nested in block:
-                for inner in nested.walk():
-                    for value in inner.operands:
-                        owner = value.op if isinstance(value, OpResult) else None
-                        inside = (isolated.is_ancestor_of(owner) and owner is not isolated
-                                  if owner is not None
-                                  else _block_contains(value.block, inner)
-                                  and isolated.is_ancestor_of(value.block.parent_op))
-                        if not inside:
-                            raise VerifyError(
-                                inner.location,
-                                f"'{inner.name}' op using value defined outside the region",
-                                [Diagnostic("note", isolated.location,
-                                            "required by region isolation constraints")])
+        pending = [region]
+        while pending:
+            for block in pending.pop().blocks:
+                for op in block:
+                    for value in op.operands:
+                        _check_isolated_operand(isolated, region, op, value, positions)
+                    if op.regions and not is_isolated(op):
+                        pending.extend(op.regions)
+
+
+def _check_isolated_operand(isolated: Operation, region: Region, op: Operation, value,
+                            positions: TreePositions) -> None:
+    definer = value.op if isinstance(value, OpResult) else value.block
+    if definer.parent is None:
+        raise VerifyError(op.location, "operation's operand is unlinked")
+    if not positions.inside(definer, region):
+        raise VerifyError(op.location, f"'{op.name}' op using value defined outside the region",
+                          [Diagnostic("note", isolated.location,
+                                      "required by region isolation constraints")])
 
 
 @op_verifier("func.return")

@@ -165,7 +165,7 @@ def _verify_sdy_op(op: Operation, ctx: VerifyContext) -> None:
     verify_ods(op, spec)
     check = OP_VERIFY.get(op.name)
     if check is not None:
-        check(op)
+        check(op, ctx)
 
 
 @exit_verifier(*ODS)
@@ -198,17 +198,17 @@ def _verify_body_end(op: Operation, spec: OdsSpec) -> None:
 
 # --- verify() of the ops (phase 1) -------------------------------------------------------
 
-def _verify_manual_computation(op: Operation) -> None:
+def _verify_manual_computation(op: Operation, ctx: VerifyContext) -> None:
     """``ManualComputationOp::verify`` (MC-8): no manual axis is already manual in an
     enclosing ``sdy.manual_computation``."""
-    owners = parent_manual_axes(op)
+    owners = parent_manual_axes(op, ctx)
     for axis_name in op.attributes["manual_axes"]:
         owner = owners.get(axis_name)
         if owner is not None:
             raise bound_axis_error(op_emitter(op), axis_name, owner)
 
 
-def _verify_propagation_barrier(op: Operation) -> None:
+def _verify_propagation_barrier(op: Operation, ctx: VerifyContext) -> None:
     """``PropagationBarrierOp::verify`` (PB-1)."""
     if PropagationDirection.from_attr(op.attributes["allowed_direction"]) is \
             PropagationDirection.BOTH:
@@ -216,7 +216,7 @@ def _verify_propagation_barrier(op: Operation) -> None:
                            "direction makes the op redundant.")
 
 
-OP_VERIFY: dict[str, Callable[[Operation], None]] = {
+OP_VERIFY: dict[str, Callable[[Operation, VerifyContext], None]] = {
     "sdy.manual_computation": _verify_manual_computation,
     "sdy.propagation_barrier": _verify_propagation_barrier,
 }

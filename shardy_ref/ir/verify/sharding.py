@@ -77,9 +77,7 @@ def mesh_for(sharding: TensorSharding, op: Operation, ctx: VerifyContext) -> Mes
     ref = sharding.mesh_or_ref
     if isinstance(ref, Mesh):
         return ref
-    module = op.parent_op
-    while module is not None and module.name != "builtin.module":
-        module = module.parent_op
+    module = ctx.from_enclosing("module", op, _nearer_module, None)
     if module is None:
         return None
     if module is ctx.module:
@@ -92,9 +90,22 @@ def mesh_for(sharding: TensorSharding, op: Operation, ctx: VerifyContext) -> Mes
     return None
 
 
-def parent_manual_axes(op: Operation) -> dict[str, Operation]:
+def _nearer_module(op: Operation, outer: Operation | None) -> Operation | None:
+    return op if op.name == "builtin.module" else outer
+
+
+def _add_manual_axes(op: Operation, outer: dict[str, Operation]) -> dict[str, Operation]:
+    if op.name != "sdy.manual_computation" or not op.attributes.get("manual_axes"):
+        return outer
+    return {**dict.fromkeys(op.attributes["manual_axes"], op), **outer}
+
+
+def parent_manual_axes(op: Operation, ctx: VerifyContext | None = None) -> dict[str, Operation]:
     """``getParentManualComputationOps``: each axis made manual by an enclosing
-    ``sdy.manual_computation`` of ``op`` (not ``op`` itself), to the outermost such op."""
+    ``sdy.manual_computation`` of ``op`` (not ``op`` itself), to the outermost such op
+    (memoised in ``ctx``; do not change the result)."""
+    if ctx is not None:
+        return ctx.from_enclosing("manual_axes", op, _add_manual_axes, {})
     owners: dict[str, Operation] = {}
     parent = op.parent_op
     while parent is not None:
@@ -294,7 +305,7 @@ def verify_tensor_sharding_for_op(sharding: TensorSharding, type_: Type | None,
     looked up from ``op``, and the axes of enclosing manual computations are bound."""
     verify_inline_mesh(sharding, op)
     verify_tensor_sharding(sharding, type_, mesh_for(sharding, op, ctx), emit,
-                           already_manual=parent_manual_axes(op))
+                           already_manual=parent_manual_axes(op, ctx))
 
 
 def verify_tensor_sharding_per_value(per_value: TensorShardingPerValue,
@@ -314,7 +325,7 @@ def verify_tensor_sharding_per_value(per_value: TensorShardingPerValue,
         mesh = mesh_for(first, op, ctx)
         if (mesh is not None and mesh.is_maximal) or _no_dim_sharded(first):
             verify_tensor_sharding(first, None, mesh, value_in_range_emitter(emit, 0, 0),
-                                   already_manual=parent_manual_axes(op))
+                                   already_manual=parent_manual_axes(op, ctx))
             return
     if len(shardings) != len(types):
         raise emit(f"shardings don't match number of values: {len(shardings)} shardings "
