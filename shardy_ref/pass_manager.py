@@ -72,6 +72,7 @@ PASS_MODULES: dict[str, str] = {
     "sdy-remove-all-gather-reduce-scatter-for-cmv1": _PARTITION + "remove_ag_rs_for_cmv1",
     "sdy-per-instruction-partitioning": _PARTITION + "per_instruction_partitioning",
     "sdy-ref-per-device-pipeline": _PARTITION + "per_device_pipeline",
+    "sdy-ref-erase-propagation-barriers": _PARTITION + "erase_propagation_barriers",
     "sdy-convert-global-to-local": _PARTITION + "convert_global_to_local.pass_",
 }
 

@@ -1,16 +1,20 @@
-"""Mutants of the corpus's chunks through the whole ``shardy-ref-opt`` path (issue 15):
-parse -> verify -> print -> re-parse -> ``sdy-propagation-pipeline`` -> explicit reshards ->
-collectives -> print -> re-parse. Each mutant ends as ``ok``, ``error`` (one of our located
-errors: the input was bad), ``crash`` (any other exception: a bug), ``timeout`` (over the time
-limit) or ``roundtrip`` (printed text that does not parse back to the same text).
+"""Mutants of the corpus's chunks through the whole path (issue 15): parse -> verify ->
+print -> re-parse -> ``sdy-propagation-pipeline`` -> explicit reshards -> collectives -> print
+-> re-parse, then the simulator (``sdy-ref-per-device-pipeline``, every device run on seeded
+inputs, compared with the single-device run). Each mutant ends as ``ok``, ``error`` (one of
+our located errors: the input was bad), ``crash`` (any other exception: a bug), ``timeout``
+(over the time limit), ``roundtrip`` (printed text that does not parse back to the same text)
+or ``wrong`` (the partitioned program computes other values).
 
     python -m tests.fuzz_pipeline --count 100000 [--seed S] [--timeout 5]
 
-prints the counts and the distinct crash sites; tests/test_fuzz_pipeline.py runs a sample.
+prints the counts and the distinct crash sites; tests/test_fuzz_pipeline.py draws the same
+mutants with hypothesis (CI profile 2,000, long profile 100,000).
 """
 from __future__ import annotations
 
 import argparse
+import math
 import random
 import re
 import signal
@@ -19,6 +23,8 @@ import traceback
 from collections import Counter
 from dataclasses import dataclass
 
+from tests.parser.test_robustness import corpus_chunks
+
 # number replacements: zero, negative, past i64, far past i64, not dividing a mesh axis
 NUMBERS = ("0", "-1", "9223372036854775808", "1180591620717411303424", "7")
 TYPES = ("f32", "i1", "i64", "bf16", "index", "complex<f32>")
@@ -26,21 +32,22 @@ _TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|%[\w$.#-]+|@[\w$.-]+|#[\w.]+|![\w.]+|\
 _NUMBER = re.compile(r"(?<![\w.%@#])-?\d+(?![\w.])")
 _ELEMENT_TYPE = re.compile(r"\b(?:f16|bf16|f32|f64|i1|i8|i32|i64|ui32)\b")
 _AXIS = re.compile(r'"[a-z][a-z_0-9]*"(?=\s*(?:[,}\]=:]))')
+MAX_ELEMENTS = 1 << 16
 PIPELINE = ("sdy-propagation-pipeline", "func.func(sdy-insert-explicit-reshards)",
             "func.func(sdy-reshard-to-collectives)")
 
 
 @dataclass(frozen=True)
 class Outcome:
-    kind: str  # ok | error | crash | timeout | roundtrip
+    kind: str  # ok | error | crash | timeout | roundtrip | wrong
     detail: str = ""
 
 
-def mutate(text: str, rng: random.Random) -> str:
-    """One to three random edits of ``text`` (the mutation kinds of issue 15)."""
+def mutate(text: str, rng) -> str:
+    """One to three random edits of ``text`` (the mutation kinds of issue 15). ``rng`` has
+    ``randint`` and ``choice``, like :class:`random.Random` (or a hypothesis draw)."""
     for _ in range(rng.randint(1, 3)):
-        kind = rng.choice(("delete", "duplicate", "swap", "truncate", "number", "type",
-                           "axis", "sub_axis", "brace"))
+        kind = rng.choice(sorted(_MUTATORS))
         text = _MUTATORS[kind](text, rng)
     return text
 
@@ -90,7 +97,7 @@ def _brace(text: str, rng: random.Random) -> str:
     if not spans:
         return text
     start, end = rng.choice(spans)
-    return text[:start] + text[end:] if rng.random() < 0.5 else \
+    return text[:start] + text[end:] if rng.randint(0, 1) else \
         text[:start] + rng.choice("{}[]()<>") + text[start:]
 
 
@@ -103,6 +110,9 @@ _MUTATORS = {
 }
 
 
+BAD = ("crash", "timeout", "roundtrip", "wrong")
+
+
 class _Timeout(Exception):
     pass
 
@@ -111,18 +121,20 @@ def _alarm(signum, frame):
     raise _Timeout
 
 
-def run_one(text: str, timeout: float = 5.0) -> Outcome:
-    """``text`` through the whole path, classified."""
+def run_one(text: str, timeout: float = 5.0, simulate: bool = True) -> Outcome:
+    """``text`` through the whole path (without the simulator if not ``simulate``),
+    classified. A located error that reports an internal error is a crash."""
     from shardy_ref.ir.diagnostics import ShardyRefError
 
     previous = signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
-        return _run(text)
+        return _run(text, simulate)
     except _Timeout:
         return Outcome("timeout")
     except ShardyRefError as e:
-        return Outcome("error", e.message.split("\n")[0][:80])
+        first = e.message.split("\n")[0]
+        return Outcome("crash" if first.startswith("internal error") else "error", first[:80])
     except RecursionError:
         return Outcome("crash", "RecursionError")
     except Exception as e:  # what the fuzzer is looking for
@@ -132,7 +144,7 @@ def run_one(text: str, timeout: float = 5.0) -> Outcome:
         signal.signal(signal.SIGALRM, previous)
 
 
-def _run(text: str) -> Outcome:
+def _run(text: str, simulate: bool) -> Outcome:
     from shardy_ref.ir.verify import verify_module
     from shardy_ref.parser import parse_module, print_module
     from shardy_ref.pass_manager import PassContext, PassManager, parse_pipeline
@@ -147,6 +159,27 @@ def _run(text: str) -> Outcome:
         PassManager(parse_pipeline(pipeline), verify=verify_module).run(module, PassContext())
     if (bad := _roundtrip(print_module(module))) is not None:
         return bad
+    return _simulate(text) if simulate else Outcome("ok")
+
+
+def _simulate(text: str) -> Outcome:
+    """The simulator on ``text``: the partitioned program's results against the
+    single-device run (skipped for a module without a mesh-sharded ``main``, or with more
+    than MAX_ELEMENTS argument elements, where it only tells how slow NumPy is)."""
+    from shardy_ref.execute import compile_spmd, run
+    from shardy_ref.execute.inputs import random_arguments
+    from shardy_ref.tools.simulate_cmd import compare
+
+    program = compile_spmd(text, filename="fuzz.mlir")
+    if sum(math.prod(a.type.shape) for a in program.args
+           if hasattr(a.type, "shape")) > MAX_ELEMENTS:
+        return Outcome("ok")
+    arrays = random_arguments([a.type for a in program.args])
+    want = run(text, *arrays)
+    got = program.run(*arrays)
+    for i, (g, w) in enumerate(zip(got, want, strict=True)):
+        if not (g is None and w is None) and not compare(g, w, 1e-4, 1e-5)[1]:
+            return Outcome("wrong", f"result {i}: {compare(g, w, 1e-4, 1e-5)[0]}")
     return Outcome("ok")
 
 
@@ -170,27 +203,72 @@ def _site(e: Exception) -> str:
     return f"{where} {type(e).__name__}"
 
 
-def main(argv: list[str] | None = None) -> int:
-    from tests.parser.test_robustness import corpus_chunks
+def seed_chunks() -> tuple[list[str], list[str]]:
+    """The corpus chunks that parse and verify unmutated and have an entry function
+    (mutants of these reach propagation and the simulator), and all chunks (cached)."""
+    global _SEEDS
+    if _SEEDS is None:
+        chunks = corpus_chunks()
+        clean = [c for c in chunks if _well_formed(c)]
+        _SEEDS = (clean, chunks)
+    return _SEEDS
 
+
+_SEEDS: tuple[list[str], list[str]] | None = None
+
+
+def _well_formed(text: str) -> bool:
+    from shardy_ref.ir.diagnostics import ShardyRefError
+    from shardy_ref.ir.verify import verify_module
+    from shardy_ref.parser import parse_module
+    from shardy_ref.tools.opt import check_registered
+
+    try:
+        module = parse_module(text, "seed.mlir")
+        check_registered(module)
+        verify_module(module)
+    except ShardyRefError:
+        return False
+    funcs = [op.attributes["sym_name"].value for op in module.regions[0].blocks[0]
+             if op.name == "func.func"]
+    return len(funcs) == 1 or "main" in funcs
+
+
+def pick_and_mutate(rng) -> str:
+    """A mutant: of a clean chunk four times in five, else of any chunk."""
+    clean, chunks = seed_chunks()
+    return mutate(rng.choice(clean if rng.randint(0, 4) else chunks), rng)
+
+
+def _save(directory: str, number: int, outcome: Outcome, text: str) -> None:
+    from pathlib import Path
+
+    path = Path(directory) / f"{number:05d}_{outcome.kind}.mlir"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"// {outcome.kind}: {outcome.detail}\n{text}")
+
+
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--count", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--timeout", type=float, default=5.0)
     parser.add_argument("--show", type=int, default=3, help="examples printed per crash site")
+    parser.add_argument("--save", metavar="DIR", help="write each failing mutant to DIR")
     opts = parser.parse_args(argv)
     sys.setrecursionlimit(10000)
     rng = random.Random(opts.seed)
-    chunks = corpus_chunks()
     kinds: Counter = Counter()
     sites: dict[str, list[str]] = {}
     for _ in range(opts.count):
-        text = mutate(rng.choice(chunks), rng)
+        text = pick_and_mutate(rng)
         outcome = run_one(text, opts.timeout)
         kinds[outcome.kind] += 1
-        if outcome.kind in ("crash", "timeout", "roundtrip"):
+        if outcome.kind in BAD:
             sites.setdefault(f"{outcome.kind}: {outcome.detail}", []).append(text)
-    print(" ".join(f"{k}={kinds[k]}" for k in ("ok", "error", "crash", "timeout", "roundtrip")))
+            if opts.save:
+                _save(opts.save, sum(len(t) for t in sites.values()), outcome, text)
+    print(" ".join(f"{k}={kinds[k]}" for k in ("ok", "error", *BAD)))
     for site, texts in sorted(sites.items(), key=lambda kv: -len(kv[1])):
         print(f"{len(texts):6d}  {site}")
         for text in texts[:opts.show]:

@@ -135,6 +135,7 @@ class Interpreter:
         if len(block.args) != len(args):
             raise InterpreterError(func.location, f"@{name} takes {len(block.args)} arguments, "
                                    f"got {len(args)}")
+        _check_argument_types(func, block, args)
         # A call runs in a fresh scope: its body cannot see the caller's values.
         inner = ctx.replace(env={}, lifting=False, index=None)
         return self._run_block(inner, block, args)
@@ -296,3 +297,17 @@ def _check_value(ctx: Context, op, type_, value) -> None:
     elif not isinstance(value, (Token, TupleValue)):
         raise InterpreterError(op.location, f"internal error: the kernel of '{op.name}' gave "
                                f"a {type(value).__name__}")
+
+
+def _check_argument_types(func, block, args: list) -> None:
+    """A tensor passed to a function has the type its parameter declares (dynamic sizes
+    match any): a call with other shapes would run the body on data its ops do not type."""
+    for i, (param, value) in enumerate(zip(block.args, args, strict=True)):
+        want, got = param.type, getattr(value, "type", None)
+        if not isinstance(want, RankedTensorType) or not isinstance(got, RankedTensorType):
+            continue
+        if want.element_type != got.element_type or len(want.shape) != len(got.shape) or any(
+                w is not None and w >= 0 and w != g for w, g in zip(want.shape, got.shape)):
+            name = func.attributes["sym_name"].value
+            raise InterpreterError(func.location, f"@{name} argument {i} has type {want}, "
+                                   f"got a value of type {got}")

@@ -39,6 +39,9 @@ from shardy_ref.propagate.rules.registry import legalized_chlo
 PROPAGATION_PIPELINE = "sdy-propagation-pipeline"
 CHLO_LEGALIZATION = "chlo-legalize-to-stablehlo"
 # ops that need no sharding of their own for a module to count as propagated
+# ops only propagation (and the export passes it ends with) removes
+_PROPAGATION_ONLY = frozenset({"sdy.sharding_constraint", "sdy.sharding_group",
+                               "sdy.propagation_barrier"})
 _UNANNOTATED = frozenset({"stablehlo.constant", "sdy.constant", "func.return", "sdy.return",
                           "stablehlo.return", "sdy.mesh", "func.func", "builtin.module"})
 
@@ -178,6 +181,7 @@ def compile_spmd(module, *, function: str = "main", propagate: bool | None = Non
     _check_static(func)
     args, results = _io_specs(func)
     mesh = _main_mesh(op, args + results)
+    _check_one_mesh(op, mesh)
     count = len(device_ids(mesh)) if not mesh.is_maximal else 1
     halo = str(enable_halo_exchange).lower()
     with legalized_chlo():
@@ -201,10 +205,10 @@ def is_propagated(module_op) -> bool:
     """Every op of every function that has tensor results carries a sharding (constants
     aside): nothing left for propagation to decide."""
     for op in module_op.walk():
+        if op.name in _PROPAGATION_ONLY:
+            return False
         if op.name in _UNANNOTATED or not op.results:
             continue
-        if op.name in ("sdy.sharding_constraint", "sdy.sharding_group"):
-            return False
         if any(isinstance(r.type, RankedTensorType) for r in op.results) \
                 and "sdy.sharding" not in op.attributes and op.name != "sdy.reshard":
             return False
@@ -212,13 +216,19 @@ def is_propagated(module_op) -> bool:
 
 
 def _entry_function(module_op, name: str):
+    """The function to run: ``name``, or a module's only function when ``name`` is main;
+    a definition (a declaration has no body to run)."""
     funcs = [op for op in module_op.regions[0].blocks[0] if op.name == "func.func"]
-    for f in funcs:
-        if f.attributes["sym_name"].value == name:
-            return f
-    if name == "main" and len(funcs) == 1:
-        return funcs[0]
-    raise InterpreterError(module_op.location, f"module must have entry func with name {name}")
+    found = next((f for f in funcs if f.attributes["sym_name"].value == name), None)
+    if found is None and name == "main" and len(funcs) == 1:
+        found = funcs[0]
+    if found is None:
+        raise InterpreterError(module_op.location,
+                               f"module must have entry func with name {name}")
+    if not found.regions or not found.regions[0].blocks:
+        raise InterpreterError(found.location, f"function @{found.attributes['sym_name'].value}"
+                               " has no body to run")
+    return found
 
 
 def _check_static(func) -> None:
@@ -245,6 +255,36 @@ def _io_specs(func) -> tuple[list[IoSpec], list[IoSpec]]:
 
 def _spec(type_, sharding: TensorSharding | None, func) -> IoSpec:
     return IoSpec(type_, sharding, mesh_of(sharding, func) if sharding is not None else None)
+
+
+def _check_one_mesh(module_op, mesh: Mesh) -> None:
+    """Every sharding of the module is on ``mesh`` (or a mesh without axes): the devices are laid
+    out over one mesh's axes, and XLA too partitions a module for one device count."""
+    from shardy_ref.ir.sharding_walker import transform_shardings
+    from shardy_ref.ir.symbols import SymbolTable
+
+    table = SymbolTable(module_op)
+    found: list = []
+
+    def record(sharding: TensorSharding) -> TensorSharding:
+        ref = sharding.mesh_or_ref
+        other = table.lookup(ref).attributes.get("mesh") if isinstance(ref, str) \
+            and table.lookup(ref) is not None else ref
+        if isinstance(other, Mesh) and other.axes and not found \
+                and _axes(other) != _axes(mesh):
+            found.append((ref, other))
+        return sharding
+
+    transform_shardings(module_op, record)
+    if found:
+        ref, other = found[0]
+        name = f"@{ref} " if isinstance(ref, str) else ""
+        raise InterpreterError(module_op.location, f"the simulator lays the devices out on one "
+                               f"mesh, {mesh}, but a sharding uses the mesh {name}{other}")
+
+
+def _axes(mesh: Mesh) -> tuple:
+    return tuple((a.name, a.size) for a in mesh.axes), tuple(mesh.device_ids or ())
 
 
 def _main_mesh(module_op, specs: list[IoSpec]) -> Mesh:

@@ -340,6 +340,7 @@ def run_parallel(ctx: Context, op, inputs: list) -> list:
                                f"got {len(inputs)}")
     if any(v.varying for v in inputs):
         raise InterpreterError(None, "run_parallel cannot be nested in a parallel run")
+    _check_result_types(op, names, funcs)
     args, at = [], 0
     for n in arity:
         args.append(inputs[at:at + n])
@@ -352,6 +353,23 @@ def run_parallel(ctx: Context, op, inputs: list) -> list:
     else:
         results = run_threads(ctx, grid, funcs, args, infeed)
     return [v for per_process in results for v in per_process]
+
+
+def _check_result_types(op, names: list[str], funcs: list) -> None:
+    """The programs' declared results, in grid order, are the op's result types (else a
+    program's results would not fit the values the op defines)."""
+    declared = [t for f in funcs for t in f.attributes["function_type"].value.results]
+    if len(declared) != len(op.results):
+        raise InterpreterError(None, f"run_parallel: the programs return {len(declared)} "
+                               f"results, the op has {len(op.results)}")
+    at = 0
+    for name, f in zip(names, funcs, strict=True):
+        for t in f.attributes["function_type"].value.results:
+            if t != op.results[at].type:
+                raise InterpreterError(None, f"run_parallel: @{name} returns {t} as result "
+                                       f"{at} of the op, which has type "
+                                       f"{op.results[at].type}")
+            at += 1
 
 
 def run_vectorized(ctx: Context, grid: ProcessGrid, func, args: list) -> list:

@@ -139,7 +139,11 @@ class Inserter:
 
     # -- ops with a sharding rule ---------------------------------------------------------
     def all_reduce_on_op_if_unreduced_to_replicated(self, op: Operation) -> None:
-        if not op.results:
+        """Upstream ``insertAllReduceOnOpIfUnreducedToReplicated``, except on an
+        ``sdy.all_reduce``: it reduces its operand's unreduced axes itself (upstream adds a
+        second all-reduce before it when the pass runs again, e.g. the full version after
+        ``sdy-propagation-pipeline``, and the sum is taken twice)."""
+        if not op.results or op.name == "sdy.all_reduce":
             return
         first = get_sharding(op.results[0])
         for use in list(op.op_operands):

@@ -5,7 +5,8 @@ The input is a module whose values carry their final shardings, e.g. the output 
 ``sdy-propagation-pipeline`` (or ``sdy-export-pipeline`` without explicit collectives).
 The passes are those upstream's executable partitioner tests chain on the command line
 (``export/test/executable_partitioner_pipeline/run_sdy_interpreter_test.sh``), in that
-order: insert explicit reshards (full version), resolve permutation factors, lower reshards
+order, after erasing propagation barriers (XLA's export lowers them to their operand):
+insert explicit reshards (full version), resolve permutation factors, lower reshards
 to collectives, pad non-divisible dimensions, resolve single-device shardings, convert
 global shapes to local ones, and drop the shardings and meshes. The result has local types,
 StableHLO collectives over device ids and no sdy ops left; run it with
@@ -26,6 +27,7 @@ def per_device_passes(enable_halo_exchange: bool = True, replica_count: int = 1,
     counts = f"replica-count={replica_count} partition-count={partition_count}"
     halo = f"enable-halo-exchange={str(enable_halo_exchange).lower()}"
     return [
+        ("sdy-ref-erase-propagation-barriers", ""),
         ("sdy-insert-explicit-reshards", "enable-full-version=true"),
         ("sdy-resolve-permutation-factors", f"{halo} {counts}"),
         ("sdy-reshard-to-collectives", ""),

@@ -98,11 +98,8 @@ def _read(path: str) -> tuple[str, str]:
 def run_command(opts, text: str, filename: str, progress) -> int:
     if opts.single_device:
         from shardy_ref.execute import run
-        from shardy_ref.ir.verify import verify_module
-        from shardy_ref.parser import parse_module
 
-        module = parse_module(text, filename)
-        verify_module(module)
+        module = _parsed(text, filename)
         arrays = _inputs(opts, _entry_types(module, opts.function))
         with progress.phase("running on one device"):
             results = run(module, *arrays, function=opts.function)
@@ -121,7 +118,7 @@ def check_command(opts, text: str, filename: str, progress) -> int:
     program = _compile(opts, text, filename, progress)
     arrays = _inputs(opts, [a.type for a in program.args])
     with progress.phase("running on one device"):
-        want = run(text, *arrays, function=opts.function)
+        want = run(_parsed(text, filename), *arrays, function=opts.function)
     with progress.phase(f"running {program.num_devices} devices"):
         got = program.run(*arrays, memory_budget=opts.memory_budget)
     progress.stop()
@@ -165,6 +162,16 @@ def describe(program, filename: str) -> str:
     used = ", ".join(f"{n} x{c}" for n, c in sorted(counts.items())) or "none"
     lines.append(f"  per-device program: collectives {used}")
     return "\n".join(lines)
+
+
+def _parsed(text: str, filename: str):
+    """``text`` parsed and verified, located in ``filename``."""
+    from shardy_ref.ir.verify import verify_module
+    from shardy_ref.parser import parse_module
+
+    module = parse_module(text, filename)
+    verify_module(module)
+    return module
 
 
 def _compile(opts, text: str, filename: str, progress):

@@ -134,3 +134,113 @@ def test_tokens_and_device_ids_pass_through(capsys, tmp_path):
     assert main(["check", str(path), "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "out1: token" in out and "OK:" in out
+
+
+def _check(tmp_path, name: str, text: str) -> tuple[int, str]:
+    path = tmp_path / name
+    path.write_text(text)
+    return main(["check", str(path), "--quiet"]), str(path)
+
+
+def test_a_call_with_other_shapes_than_the_callee_takes_is_a_located_error(tmp_path, capsys):
+    """A run_parallel program fed shards of another shape than it declares (a mixed global /
+    per-device module) was an internal error in the first kernel that met the data."""
+    code, path = _check(tmp_path, "mixed.mlir", """
+func.func @p(%a: tensor<4xi32>) -> tensor<4xi32> {
+  return %a : tensor<4xi32>
+}
+func.func @main() {
+  %c = stablehlo.constant dense<[1, 2]> : tensor<2xi32>
+  %r:2 = "interpreter.run_parallel"(%c, %c) {programs = [[@p, @p]]}
+      : (tensor<2xi32>, tensor<2xi32>) -> (tensor<4xi32>, tensor<4xi32>)
+  return
+}
+""")
+    err = capsys.readouterr().err
+    assert code == 1 and "internal error" not in err
+    assert f"{path}:2:1: error: @p argument 0 has type tensor<4xi32>, got a value of type " \
+        "tensor<2xi32>" in err
+
+
+def test_shardings_on_two_different_meshes_are_a_located_error(tmp_path, capsys):
+    code, path = _check(tmp_path, "meshes.mlir", """sdy.mesh @m1 = <["x"=2, "y"=2]>
+sdy.mesh @m2 = <["x"=2, "y"=4]>
+func.func @main(%a: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@m1, [{"x"}, {}]>})
+    -> tensor<8x8xf32> {
+  %0 = stablehlo.add %a, %a {sdy.sharding = #sdy.sharding_per_value<[<@m2, [{"x"}, {}]>]>}
+      : tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+""")
+    err = capsys.readouterr().err
+    assert code == 1 and "internal error" not in err
+    assert f"{path}:1:1: error: the simulator lays the devices out on one mesh" in err
+    assert "@m2" in err
+
+
+def test_manual_computations_with_tokens_and_without_manual_axes(tmp_path, capsys):
+    """Tokens pass through a manual computation's body (was an AttributeError), and one
+    without manual axes, even nested, runs its body on the global values."""
+    code, _ = _check(tmp_path, "manual.mlir", """sdy.mesh @mesh = <["a"=2, "b"=2]>
+func.func @main(%t: !stablehlo.token, %x: tensor<4x4xi32>) -> (!stablehlo.token, tensor<4x4xi32>) {
+  %0:2 = sdy.manual_computation(%t, %x) in_shardings=[<@mesh, []>, <@mesh, [{}, {"b"}]>]
+      out_shardings=[<@mesh, []>, <@mesh, [{}, {"b"}]>] manual_axes={"b"}
+      (%t1: !stablehlo.token, %x1: tensor<4x2xi32>) {
+    %1 = sdy.manual_computation(%x1) in_shardings=[<@mesh, [{?}, {?}]>]
+        out_shardings=[<@mesh, [{?}, {?}]>] manual_axes={} (%x2: tensor<4x2xi32>) {
+      %2 = stablehlo.add %x2, %x2 : tensor<4x2xi32>
+      sdy.return %2 : tensor<4x2xi32>
+    } : (tensor<4x2xi32>) -> tensor<4x2xi32>
+    sdy.return %t1, %1 : !stablehlo.token, tensor<4x2xi32>
+  } : (!stablehlo.token, tensor<4x4xi32>) -> (!stablehlo.token, tensor<4x4xi32>)
+  return %0#0, %0#1 : !stablehlo.token, tensor<4x4xi32>
+}
+""")
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "out0: token" in captured.out and "OK:" in captured.out
+
+
+def test_run_parallel_programs_must_return_the_ops_types(tmp_path, capsys):
+    code, path = _check(tmp_path, "rp.mlir", """func.func @p() -> tensor<4xi32> {
+  %0 = stablehlo.constant dense<1> : tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+func.func @main() {
+  %r:2 = "interpreter.run_parallel"() {programs = [[@p, @p]]} : () -> (tensor<2xi32>, tensor<2xi32>)
+  return
+}
+""")
+    err = capsys.readouterr().err
+    assert code == 1 and "internal error" not in err
+    assert f"{path}:6:10: error: run_parallel: @p returns tensor<4xi32> as result 0 of the op, " \
+        "which has type tensor<2xi32>" in err
+
+
+def test_an_entry_declaration_is_a_located_error(tmp_path, capsys):
+    code, path = _check(tmp_path, "decl.mlir", 'sdy.mesh @mesh = <["x"=2]>\n'
+                        "func.func private @main(tensor<4xf32>) -> tensor<4xf32>\n")
+    err = capsys.readouterr().err
+    assert code == 1 and "internal error" not in err
+    assert f"{path}:2:1: error: function @main has no body to run" in err
+
+
+def test_an_all_reduce_left_by_propagation_is_not_summed_twice():
+    """sdy-propagation-pipeline all-reduces an unreduced dot result; the per-device
+    pipeline's full insert-explicit-reshards added a second all-reduce before it (as
+    upstream does), doubling the sum."""
+    text = """sdy.mesh @mesh = <["a"=2, "b"=2]>
+func.func @main(%x: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {"b"}]>},
+                %y: tensor<8x16xf32>)
+    -> (tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{?}, {"b"}]>}) {
+  %0 = stablehlo.dot_general %x, %y, contracting_dims = [1] x [0]
+    {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{?}, {?}], unreduced={"b"}>]>} :
+    (tensor<8x8xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+  %1 = sdy.reshard %0 <@mesh, [{"a"}, {}]> : tensor<8x16xf32>
+  %2 = stablehlo.add %1, %1 : tensor<8x16xf32>
+  return %2 : tensor<8x16xf32>
+}
+"""
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((8, 8), np.float32), rng.standard_normal((8, 16), np.float32)
+    np.testing.assert_allclose(simulate(text, x, y)[0], 2 * (x @ y), rtol=1e-5, atol=1e-5)

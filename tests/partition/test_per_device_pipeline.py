@@ -31,6 +31,7 @@ needs_passes = pytest.mark.skipif(not _have_passes(), reason="a pass of the pipe
 
 def test_the_passes_in_upstream_order_with_their_options():
     assert per_device_passes(False, 2, 1) == [
+        ("sdy-ref-erase-propagation-barriers", ""),
         ("sdy-insert-explicit-reshards", "enable-full-version=true"),
         ("sdy-resolve-permutation-factors",
          "enable-halo-exchange=false replica-count=2 partition-count=1"),
@@ -148,3 +149,26 @@ def test_the_per_device_program_computes_the_global_one(text, arg_axes, result_a
         block = _block(expected.shape, result_axes, device)
         want = expected[block]
         np.testing.assert_array_equal(local[tuple(slice(0, s) for s in want.shape)], want)
+
+
+BARRIER = """
+sdy.mesh @mesh = <["a"=2, "b"=2]>
+func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {"b"}]>})
+    -> tensor<8x8xf32> {
+  %0 = sdy.propagation_barrier %arg0 allowed_direction=BACKWARD : tensor<8x8xf32>
+  %1 = stablehlo.add %0, %0 : tensor<8x8xf32>
+  return %1 : tensor<8x8xf32>
+}
+"""
+
+
+@needs_passes
+def test_propagation_barriers_are_erased_before_partitioning():
+    """A barrier left by propagation (upstream keeps them) partitions and runs: it only
+    steers propagation (was "failed to legalize operation 'sdy.propagation_barrier'")."""
+    import numpy as np
+
+    from shardy_ref.execute import run, simulate
+
+    x = np.arange(64, dtype=np.float32).reshape(8, 8)
+    np.testing.assert_array_equal(simulate(BARRIER, x)[0], run(BARRIER, x)[0])

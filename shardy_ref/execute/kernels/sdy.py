@@ -60,10 +60,13 @@ def manual_computation(ctx, op, *operands):
     simulator's layout), each fed its shards of the operands along the manual axes, and
     put the results back together from the out shardings along the manual axes (devices
     along free axes hold copies, which must agree). Spec 004 §10."""
-    if ctx.nb or ctx.process is not None:
-        raise InterpreterError(None, "sdy.manual_computation inside a per-device program: "
-                               "partition the module first (sdy-ref-per-device-pipeline)")
     manual = tuple(op.attributes["manual_axes"])
+    if not manual:  # no manual axis: the body sees the global values
+        return ctx.run_region(op.regions[0], operands)
+    if ctx.nb or ctx.process is not None:
+        raise InterpreterError(None, "sdy.manual_computation inside a per-device program "
+                               "(or nested in another): partition the module first "
+                               "(sdy-ref-per-device-pipeline)")
     ins = op.attributes["in_shardings"].shardings
     outs = op.attributes["out_shardings"].shardings
     mesh = next((m for m in (mesh_of(s, op) for s in (*ins, *outs)) if m is not None), None)
@@ -73,6 +76,9 @@ def manual_computation(ctx, op, *operands):
     body = op.regions[0].blocks[0]
     args = []
     for arg, value, sharding in zip(body.args, operands, ins, strict=True):
+        if not isinstance(value, Tensor):  # a token: the same on every device
+            args.append(value)
+            continue
         data = shard_compact(value.data, erase_free_axes(sharding, manual), mesh)
         args.append(Tensor(arg.type, np.broadcast_to(data, layout.shape + data.shape[
             layout.ndim:]), layout.ndim))
@@ -81,6 +87,9 @@ def manual_computation(ctx, op, *operands):
     results = inner.run_region(op.regions[0], args)
     out = []
     for result, value, sharding in zip(op.results, results, outs, strict=True):
+        if not isinstance(value, Tensor):
+            out.append(value)
+            continue
         data = value.data if value.batch else \
             np.broadcast_to(value.data, layout.shape + value.data.shape)
         try:
