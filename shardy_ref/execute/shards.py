@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from shardy_ref.ir.sdy_axes import AxisRef, Mesh
+from shardy_ref.ir.sdy_debug import ReductionOp
 from shardy_ref.ir.sdy_sharding import TensorSharding
 
 
@@ -229,3 +230,53 @@ class _ByDevice:
 
     def __getitem__(self, device: int) -> np.ndarray:
         return self.data[tuple(int(i[0]) for i in self.layout.index([device]))]
+
+
+# -- unreduced axes: partial values whose reduction is the global value ---------------------
+def _first_along_unreduced(sharding: TensorSharding, mesh: Mesh) -> np.ndarray:
+    """A ``mesh_shape``-shaped mask: True on the devices at coordinate 0 of every unreduced
+    axis (or sub-axis)."""
+    full = mesh_shape(mesh)
+    mask = np.ones(full, dtype=bool)
+    names = [a.name for a in mesh.axes]
+    for ref in sharding.unreduced_axes:
+        i = names.index(ref.name)
+        coord = np.arange(full[i])
+        if ref.sub_axis_info is not None:
+            coord = (coord // ref.sub_axis_info.pre_size) % ref.sub_axis_info.size
+        shape = [1] * len(full)
+        shape[i] = full[i]
+        mask &= (coord == 0).reshape(shape)
+    return mask
+
+
+def split_unreduced(data: np.ndarray, sharding: TensorSharding, mesh: Mesh) -> np.ndarray:
+    """Per-device parts ``[*mesh_shape, *local]`` of shards ``data`` (laid out as
+    :func:`shard_compact` gives them) for a sharding with unreduced axes: their reduction
+    along those axes is ``data`` (a sum: the value on the first device, zeros elsewhere;
+    max/min: a copy everywhere). Spec 003 §3.18, unreduced axes."""
+    if not sharding.unreduced_axes or sharding.reduction_op != ReductionOp.SUM:
+        return data
+    full = mesh_shape(mesh)
+    mask = _first_along_unreduced(sharding, mesh).reshape(full + (1,) * (data.ndim - len(full)))
+    return np.where(mask, data, np.zeros((), data.dtype))
+
+
+def reduce_unreduced(data: np.ndarray, sharding: TensorSharding, mesh: Mesh) -> np.ndarray:
+    """Per-device values ``[*mesh_shape, *local]`` with the sharding's unreduced axes
+    reduced (sum, max or min) and the result given to every device along them."""
+    if not sharding.unreduced_axes:
+        return data
+    full = mesh_shape(mesh)
+    data = np.broadcast_to(data, full + data.shape[len(full):])
+    names = [a.name for a in mesh.axes]
+    combine = {ReductionOp.SUM: np.add, ReductionOp.MAX: np.maximum,
+               ReductionOp.MIN: np.minimum}[sharding.reduction_op]
+    for ref in sharding.unreduced_axes:
+        i = names.index(ref.name)
+        pre, size = (ref.sub_axis_info.pre_size, ref.sub_axis_info.size) \
+            if ref.sub_axis_info is not None else (1, full[i])
+        split = (*data.shape[:i], full[i] // (pre * size), size, pre, *data.shape[i + 1:])
+        reduced = combine.reduce(data.reshape(split), axis=i + 1, keepdims=True)
+        data = np.broadcast_to(reduced, split).reshape(data.shape)
+    return data

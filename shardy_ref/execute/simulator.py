@@ -24,9 +24,11 @@ from shardy_ref.execute.shards import (
     ShardMismatch,
     device_ids,
     mesh_shape,
+    reduce_unreduced,
     shard,
     shard_compact,
     sharded_axes,
+    split_unreduced,
     unshard_compact,
 )
 from shardy_ref.execute.values import Tensor, Token
@@ -62,7 +64,7 @@ class IoSpec:
             return frozenset()
         if self.mesh != mesh:
             return frozenset(range(len(mesh.axes)))
-        used = sharded_axes(self.sharding)
+        used = sharded_axes(self.sharding) | {a.name for a in self.sharding.unreduced_axes}
         return frozenset(i for i, a in enumerate(mesh.axes) if a.name in used and a.size > 1)
 
 
@@ -129,6 +131,7 @@ class SpmdProgram:
             return whole if isinstance(whole, Token) else Tensor(local_type, whole.data, 0)
         if spec.mesh == self.mesh:
             data = shard_compact(whole.data, spec.sharding, spec.mesh)
+            data = split_unreduced(data, spec.sharding, spec.mesh)
             data = np.broadcast_to(data, layout.shape + data.shape[layout.ndim:])
         else:  # laid out on another mesh of the same devices: one shard per device
             shards = shard(whole.data, spec.sharding, spec.mesh)
@@ -146,6 +149,9 @@ class SpmdProgram:
                 at = layout.index([spec.mesh.maximal_device_id])
                 return np.array(data[tuple(i[0] for i in at)])
             sharding = spec.sharding or TensorSharding.fully_closed("", len(spec.type.shape))
+            if sharding.unreduced_axes and spec.mesh == self.mesh:
+                data = reduce_unreduced(data, sharding, self.mesh)
+                sharding = sharding.replace(unreduced_axes=())
             return unshard_compact(data, layout, spec.type.shape, sharding,
                                    spec.mesh or self.mesh)
         except (ShardMismatch, ValueError) as e:

@@ -244,3 +244,20 @@ func.func @main(%x: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"},
     rng = np.random.default_rng(0)
     x, y = rng.standard_normal((8, 8), np.float32), rng.standard_normal((8, 16), np.float32)
     np.testing.assert_allclose(simulate(text, x, y)[0], 2 * (x @ y), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("unreduced", ['{"y"}', '{"y":(2)2}', 'max{"y"}'])
+def test_unreduced_arguments_and_results(unreduced):
+    """An argument with unreduced axes is given to the devices as parts whose reduction is
+    the global value, and a result's unreduced axes are reduced when it is put together
+    (the value was summed once per device along them)."""
+    s = f'<@mesh, [{{"x"}}, {{}}], unreduced={unreduced}>'
+    text = f"""sdy.mesh @mesh = <["x"=2, "y"=4]>
+func.func @main(%a: tensor<8x8xf32> {{sdy.sharding = #sdy.sharding{s}}})
+    -> (tensor<8x8xf32> {{sdy.sharding = #sdy.sharding{s}}}) {{
+  %0 = stablehlo.add %a, %a {{sdy.sharding = #sdy.sharding_per_value<[{s}]>}} : tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}}
+"""
+    x = np.arange(64, dtype=np.float32).reshape(8, 8)
+    np.testing.assert_array_equal(simulate(text, x)[0], 2 * x)
