@@ -129,8 +129,8 @@ def run_one(text: str, timeout: float = 5.0, simulate: bool = True) -> Outcome:
     classified. A located error that reports an internal error is a crash."""
     from shardy_ref.ir.diagnostics import ShardyRefError
 
-    previous = signal.signal(signal.SIGALRM, _alarm)
-    signal.setitimer(signal.ITIMER_REAL, timeout)
+    previous = signal.signal(signal.SIGPROF, _alarm)
+    signal.setitimer(signal.ITIMER_PROF, timeout)  # CPU seconds: fair on a loaded machine
     try:
         return _run(text, simulate)
     except _Timeout:
@@ -143,8 +143,8 @@ def run_one(text: str, timeout: float = 5.0, simulate: bool = True) -> Outcome:
     except Exception as e:  # what the fuzzer is looking for
         return Outcome("crash", _site(e))
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
 
 
 def _run(text: str, simulate: bool) -> Outcome:
