@@ -400,6 +400,8 @@ class CoreBuilder(Transformer):
         key = self.string(name) if name.type == "STRING" else str(name)
         if key == "":
             raise self.error(name, "expected valid attribute name")
+        if isinstance(value, tuple):  # a bare `<...>` body: only a dialect attribute has one
+            raise self.error(name, "expected attribute value")
         return (key, value if value is not None else ba.UNIT)
 
     def arith_constant_op(self, items):

@@ -303,7 +303,10 @@ class StablehloBuilder:
         inputs = [o[0] for o in operands]
         inits = [o[1] for o in operands]
         operand_types, result_types = self._signature(tok, "functional", types, 2 * len(inputs))
-        attributes = {"dimensions": _i64_array(self._ints(tok, dims))}
+        try:
+            attributes = {"dimensions": _i64_array(self._ints(tok, dims))}
+        except _IntTooLarge as e:
+            raise ParseError(e.location, f"custom op '{tok}' integer value too large") from None
         attributes.update(self._attrs(attrs))
         if reducer is not None and applies is not None:
             raise self.error(applies, "expected either 'applies' or a reducer region")

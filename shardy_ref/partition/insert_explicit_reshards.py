@@ -21,7 +21,7 @@ from shardy_ref.ir.diagnostics import PassError
 from shardy_ref.ir.func_attrs import function_type
 from shardy_ref.ir.op_traits import is_terminator
 from shardy_ref.ir.operation import BlockArgument, Operation, OpOperand, Value
-from shardy_ref.ir.sdy_axes import Mesh
+from shardy_ref.ir.sdy_axes import AxisRefList, Mesh
 from shardy_ref.ir.sdy_debug import ReductionOp
 from shardy_ref.ir.sdy_rules import OpShardingRule
 from shardy_ref.ir.sdy_sharding import TensorSharding
@@ -261,6 +261,8 @@ class Inserter:
                                 "unreduced axes while the operand has incompatible sharding "
                                 "along reduction factors.")
             reduction_axes += axes
+        if common is not None:
+            self.unreduce_uncomputed_axes(op, reduction_axes, result_unreduced, mesh)
         axes = axis_set_diff(reduction_axes, result_unreduced, mesh)
         if not axes:
             return
@@ -274,6 +276,26 @@ class Inserter:
                                 **all_reduce_attrs(axes, op_kind))
             result.replace_uses_with_if(reduce.results[0],
                                         lambda use, r=reduce: use.owner is not r)
+
+    def unreduce_uncomputed_axes(self, op: Operation, reduction_axes: list,
+                                 result_unreduced: list, mesh: Mesh) -> None:
+        """Our addition to the full version: a result unreduced along axes that no sharded
+        reduction factor or unreduced operand axis even overlaps (each device holds
+        the whole value, which the axes would sum once per device) becomes partial with a
+        ``replicated_to_unreduced`` after the op. Upstream keeps the op as is, and the
+        partitioned program computes the value times the axes' size."""
+        partial = [*reduction_axes, *(a for v in op.operands for a in _unreduced(get_sharding(v)))]
+        missing = [a for a in result_unreduced if not any(a.overlaps(b) for b in partial)]
+        if not missing:
+            return
+        anchor = op.next_op
+        for result in op.results:
+            sharding = get_sharding(result)
+            kept = tuple(axis_set_diff(sharding.unreduced_axes, missing, mesh))
+            set_sharding(result, sharding.replace(unreduced_axes=kept))
+            new = collective("sdy.replicated_to_unreduced", result, sharding, anchor,
+                             axes=AxisRefList(tuple(sort_and_merge_axes(missing, mesh))))
+            result.replace_uses_with_if(new.results[0], lambda use, r=new: use.owner is not r)
 
     def run(self) -> None:
         func, table = self.func, self.table

@@ -261,3 +261,40 @@ func.func @main(%a: tensor<8x8xf32> {{sdy.sharding = #sdy.sharding{s}}})
 """
     x = np.arange(64, dtype=np.float32).reshape(8, 8)
     np.testing.assert_array_equal(simulate(text, x)[0], 2 * x)
+
+
+def test_a_result_unreduced_along_axes_the_op_does_not_reduce():
+    """The dot's contracting dimension is not sharded along "y", yet its result is declared
+    unreduced along "y": every device holds the whole product. The full version of
+    insert-explicit-reshards makes it partial with a replicated_to_unreduced (upstream does
+    not, and the result was the product times 2)."""
+    text = """sdy.mesh @mesh = <["x"=2, "y"=2]>
+func.func @main(%a: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>},
+                %b: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>})
+    -> (tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}], unreduced={"y"}>}) {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0]
+    {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}], unreduced={"y"}>]>}
+    : (tensor<8x8xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
+"""
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((8, 8), np.float32), rng.standard_normal((8, 16), np.float32)
+    np.testing.assert_allclose(simulate(text, a, b)[0], a @ b, rtol=1e-5, atol=1e-5)
+
+
+def test_a_collective_on_a_sub_axis_that_does_not_divide_its_axis_is_a_located_error():
+    from shardy_ref.execute import compile_spmd
+    from shardy_ref.ir.diagnostics import PassError
+
+    text = """sdy.mesh @mesh = <["x"=2, "y"=2]>
+func.func @main(%a: tensor<4x4xi32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>})
+    -> (tensor<4x4xi32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) {
+  %0 = sdy.all_reduce {"x", "y":(2)2} %a out_sharding=<@mesh, [{}, {}]> : tensor<4x4xi32>
+  return %0 : tensor<4x4xi32>
+}
+"""
+    with pytest.raises(PassError) as e:
+        compile_spmd(text, filename="ar.mlir")
+    assert str(e.value).startswith("ar.mlir:4:8: error: 'sdy.all_reduce' op sub-axis "
+                                   '"y":(2)2 does not divide axis "y" of size 2')

@@ -266,3 +266,19 @@ def test_deeply_nested_attributes_survive_propagation(kind):
             "tensor<8xf32>\n  return %0 : tensor<8xf32>\n}\n")
     out, errors = run(text, passes=[("sdy-propagation-pipeline", "")])
     assert out is not None, errors
+
+
+def test_reduce_dimension_out_of_int64_is_rejected_like_mlir():
+    text = ("func.func @f(%a: tensor<4x4xf32>, %i: tensor<f32>) -> tensor<4xf32> {\n"
+            "  %0 = stablehlo.reduce(%a init: %i) applies stablehlo.add across dimensions = "
+            "[9223372036854775808] : (tensor<4x4xf32>, tensor<f32>) -> tensor<4xf32>\n"
+            "  return %0 : tensor<4xf32>\n}\n")
+    assert first_error(text) == (2, 81, "custom op 'stablehlo.reduce' integer value too large")
+
+
+def test_a_bare_attribute_body_is_not_an_attribute_value():
+    """`name = <a = 1>` (a dialect attribute without its `#dialect.name`) printed back as a
+    Python tuple before."""
+    text = ('func.func @f() {\n  "test.op"() {dims = <a = [0, 1], b = 1>} : () -> ()\n'
+            "  return\n}\n")
+    assert first_error(text, allow_unregistered=True)[2] == "expected attribute value"

@@ -228,3 +228,28 @@ def test_deep_isolation_and_dominance_errors_keep_their_messages():
         verify_module(module)
     assert e.value.message == "operand #0 does not dominate this use"
     assert e.value.notes[0].message == "operand defined here (op in a child region)"
+
+
+def test_manual_computation_on_two_meshes_is_a_located_error():
+    """Upstream crashes (an SDY_CHECK); ours was an AssertionError."""
+    text = """sdy.mesh @meshA = <["a"=2]>
+sdy.mesh @meshB = <["b"=4]>
+func.func @f(%arg0: tensor<16x32xf32>) -> tensor<16x32xf32> {
+  %0 = sdy.manual_computation(%arg0) in_shardings=[<@meshA, [{}, {}]>]
+      out_shardings=[<@meshB, [{}, {}]>] manual_axes={} (%arg1: tensor<16x32xf32>) {
+    sdy.return %arg1 : tensor<16x32xf32>
+  } : (tensor<16x32xf32>) -> tensor<16x32xf32>
+  return %0 : tensor<16x32xf32>
+}
+"""
+    from shardy_ref.ir.diagnostics import PassError
+    from shardy_ref.ir.verify import verify_module
+    from shardy_ref.parser import parse_module
+    from shardy_ref.pass_manager import PassContext, PassManager, parse_pipeline
+
+    module = parse_module(text, "m.mlir")
+    with pytest.raises(PassError) as e:
+        PassManager(parse_pipeline("sdy-propagation-pipeline"), verify=verify_module).run(
+            module, PassContext())
+    assert str(e.value).startswith(
+        "m.mlir:4:8: error: expected inputs and outputs to have a common mesh")

@@ -28,7 +28,7 @@ from shardy_ref.partition.convert_global_to_local.state import (
     localizer,
     shard_index,
 )
-from shardy_ref.partition.lowering import I64, Builder
+from shardy_ref.partition.lowering import I64, Builder, zero_scalar
 
 REDUCERS = {ReductionOp.SUM: "stablehlo.add", ReductionOp.MAX: "stablehlo.maximum",
             ReductionOp.MIN: "stablehlo.minimum"}
@@ -177,6 +177,24 @@ def localize_all_slice(state: ConversionState, op: Operation) -> None:
     local = state.local_value_type(op.results[0])
     state.replace(op, [dynamic_slice_for_axes(state, b, op.operands[0], mesh,
                                               op.attributes["slicing_axes"], local)])
+
+
+@localizer("sdy.replicated_to_unreduced")
+def localize_replicated_to_unreduced(state: ConversionState, op: Operation) -> None:
+    """Our addition (upstream does not lower it): a sum over the new unreduced axes must
+    count the value once, so only the first device along them keeps it and the others hold
+    zeros; for max/min every copy may stay."""
+    from shardy_ref.partition.convert_global_to_local.gather_scatter import keep_on_leaders
+
+    sharding = op.attributes["out_sharding"]
+    value = op.operands[0]
+    if sharding.reduction_op != ReductionOp.SUM:
+        state.replace(op, [value])
+        return
+    mesh = _mesh(state, op, sharding)
+    kept = keep_on_leaders(state, state.builder(op), [value], mesh, list(op.attributes["axes"]),
+                           zero_scalar(value.type.element_type))
+    state.replace(op, kept)
 
 
 # -- all_to_all -------------------------------------------------------------------------

@@ -307,11 +307,19 @@ def _leader_inputs(state: ConversionState, b: Builder, op: Operation, inputs: li
     value = _identity(kind, local_type.element_type) if kind is not None else None
     if value is None:
         raise PassError(op.location, "failed to get scatter reduction identity.")
-    identity = constant(b, tensor((), local_type.element_type), [value])
+    return keep_on_leaders(state, b, inputs, mesh, reduction, value)
+
+
+def keep_on_leaders(state: ConversionState, b: Builder, inputs: list[Value], mesh,
+                    axes: list, identity_value) -> list[Value]:
+    """Each input kept on the devices at coordinate 0 of ``axes``; the others hold
+    ``identity_value`` (so a reduction over ``axes`` counts the input once)."""
+    local_type = inputs[0].type
+    identity = constant(b, tensor((), local_type.element_type), [identity_value])
     device = state.device_id(b)
     n = mesh.total_size
     table = constant(b, tensor((n,), I1),
-                     [shard_index(d, mesh, reduction) == 0 for d in range(n)])
+                     [shard_index(d, mesh, axes) == 0 for d in range(n)])
     leader = b.op("stablehlo.dynamic_slice", [table, device], [tensor((1,), I1)],
                   {"slice_sizes": _dims((1,))}).results[0]
     leader = _broadcast(b, leader, tensor(local_type.shape, I1), (0,))

@@ -62,10 +62,27 @@ def _shlo_axis(axis: AxisRef) -> ShloAxisRef:
     return ShloAxisRef(axis.name)
 
 
+class InvalidAxes(ValueError):
+    """Axes a collective names that do not cut its mesh (upstream does not verify them and
+    computes garbage groups); the pass reports it at the op."""
+
+
+def _check_axes(axes: list, mesh: Mesh) -> None:
+    sizes = {a.name: a.size for a in mesh.axes}
+    for axis in axes:
+        full = sizes.get(axis.name)
+        if full is None:
+            raise InvalidAxes(f"axis {axis.params()} is not in the mesh")
+        if axis.is_sub_axis and (axis.size(mesh) <= 1 or full % axis.next_pre_size(mesh)):
+            raise InvalidAxes(f"sub-axis {axis.params()} does not divide axis "
+                              f"\"{axis.name}\" of size {full}")
+
+
 def replica_groups(axes, mesh: Mesh, mesh_or_ref, enable_rgv3: bool):
     """Upstream ``getReplicaGroupsAndSize``: the replica groups attribute (V3 when enabled
     and no axis is a sub-axis) and the number of devices in each group."""
     axes = list(axes)
+    _check_axes(axes, mesh)
     if enable_rgv3 and not any(a.is_sub_axis for a in axes):
         size = 1
         for axis in axes:

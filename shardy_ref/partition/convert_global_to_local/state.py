@@ -21,6 +21,7 @@ from shardy_ref.ir.sharding_walker import lookup_mesh
 from shardy_ref.ir.symbols import SymbolTable
 from shardy_ref.ir.types import RankedTensorType, Type
 from shardy_ref.ir.value_sharding import get_sharding, value_location
+from shardy_ref.partition.convert_global_to_local.replica_groups import InvalidAxes
 from shardy_ref.partition.lowering import (  # shard_index is re-exported for the patterns
     I64,
     SCALAR_I64,
@@ -180,7 +181,10 @@ class ConversionState:
                 raise PassError(op.location, f"failed to legalize operation '{op.name}' "
                                 "that was explicitly marked illegal")
             fn = localize_generic
-        fn(self, op)
+        try:
+            fn(self, op)
+        except InvalidAxes as e:
+            raise PassError(op.location, f"'{op.name}' op {e}") from None
         if op.parent is None:  # replaced: the localizer converted what it kept
             return
         for region in op.regions:
