@@ -25,6 +25,11 @@ from shardy_ref.ir.operation import Operation
 UNREGISTERED_MESSAGE = ("operation being parsed with an unregistered dialect. If this is intended, "
                         "please use -allow-unregistered-dialect with the MLIR tool used")
 
+# Levels of nested regions a module may have. MLIR has no limit, but its tools overflow the
+# stack (sdy_opt crashes on 3000 nested stablehlo.case ops); our walks recurse a few frames
+# per level, and the command lines give them room for this many (shardy_ref/tools/stack.py).
+MAX_NESTING = 4096
+
 _BUILD_LOCK = threading.Lock()  # one thread builds each start symbol's parser
 _GC_LOCK = threading.Lock()  # guards _gc_pause
 _active = threading.local()  # .builder: the builder of the parse running in this thread
@@ -121,12 +126,28 @@ def parse_module(text: str, filename: str = "<stdin>", line_offset: int = 0,
     Diagnostics that upstream emits without failing the parse are appended to
     ``diagnostics`` (they are dropped if it is None). An op of a dialect we do not
     register is an error, as in MLIR's parser, unless ``allow_unregistered`` (mlir-opt's
-    ``-allow-unregistered-dialect``).
+    ``-allow-unregistered-dialect``); so are regions nested deeper than :data:`MAX_NESTING`.
     """
     module = _parse(text, "start", filename, line_offset, diagnostics)
     if not allow_unregistered:
         check_registered(module)
+    check_nesting(module)
     return module
+
+
+def check_nesting(module: Operation) -> None:
+    """Reject a module whose regions nest more than :data:`MAX_NESTING` levels deep, at
+    the first op (in text order) that is too deep."""
+    stack = [module._nested_ops()]
+    while stack:
+        op = next(stack[-1], None)
+        if op is None:
+            stack.pop()
+        elif op.regions:
+            if len(stack) >= MAX_NESTING:
+                raise ParseError(op.location, f"nesting too deep: regions nested more than "
+                                 f"{MAX_NESTING} levels (a shardy_ref limit)")
+            stack.append(op._nested_ops())
 
 
 def check_registered(module: Operation) -> None:

@@ -301,6 +301,7 @@ def cli_main(prog: str, parse, run_, argv: list[str] | None) -> int:
     before it), run, and turn a closed pipe or Ctrl-C into an exit status, and any other
     Python exception into an internal-error report (exit 70)."""
     from shardy_ref.ir.location import Location
+    from shardy_ref.tools.stack import run_with_deep_stack
 
     try:
         opts = parse(sys.argv[1:] if argv is None else argv)
@@ -308,7 +309,7 @@ def cli_main(prog: str, parse, run_, argv: list[str] | None) -> int:
         sys.stderr.write(f"{prog}: {e}\n")
         return 1
     try:
-        return run_(opts)
+        return run_with_deep_stack(lambda: run_(opts))
     except BrokenPipeError:
         return 1
     except KeyboardInterrupt:
