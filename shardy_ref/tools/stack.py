@@ -27,18 +27,23 @@ def run_with_deep_stack(fn: Callable[[], int]) -> int:
     def target() -> None:
         try:
             outcome["value"] = fn()
-        except BaseException as e:  # handed to the calling thread  # noqa: BLE001
+        except BaseException as e:  # handed to the calling thread
             outcome["error"] = e
 
     old_limit, old_size = sys.getrecursionlimit(), threading.stack_size()
-    sys.setrecursionlimit(max(old_limit, RECURSION_LIMIT))
+    sys.setrecursionlimit(max(old_limit, RECURSION_LIMIT))  # before the thread starts
     try:
-        threading.stack_size(STACK_BYTES)
-        worker = threading.Thread(target=target, name="shardy-ref-command", daemon=True)
-        worker.start()
-    finally:
-        threading.stack_size(old_size)
-    try:
+        try:
+            threading.stack_size(STACK_BYTES)
+            worker = threading.Thread(target=target, name="shardy-ref-command", daemon=True)
+            worker.start()
+        except (RuntimeError, ValueError):  # no room for such a stack here
+            worker = None
+        finally:
+            threading.stack_size(old_size)
+        if worker is None:
+            sys.setrecursionlimit(old_limit)
+            return fn()
         worker.join()
     finally:
         sys.setrecursionlimit(old_limit)
