@@ -153,10 +153,8 @@ def _run(text: str, simulate: bool) -> Outcome:
     from shardy_ref.ir.verify import verify_module
     from shardy_ref.parser import parse_module, print_module
     from shardy_ref.pass_manager import PassContext, PassManager, parse_pipeline
-    from shardy_ref.tools.opt import check_registered
 
     module = parse_module(text, "fuzz.mlir")
-    check_registered(module)
     verify_module(module)
     if (bad := _roundtrip(print_module(module))) is not None:
         return bad

@@ -7,6 +7,7 @@ their ops with :func:`register`; nothing here depends on a dialect.
 """
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -26,6 +27,8 @@ class OpDef:
 
 
 OPS: dict[str, OpDef] = {}
+_LOAD_LOCK = threading.RLock()  # threads wait for the dialect modules to finish registering
+_loaded = False
 
 
 def register(name: str, **kwargs) -> OpDef:
@@ -36,7 +39,7 @@ def register(name: str, **kwargs) -> OpDef:
 
 def op_def(name: str) -> OpDef | None:
     """The definition of a registered op, or None for an op of an unknown dialect."""
-    if not OPS:
+    if not _loaded:
         _load_dialects()
     return OPS.get(name)
 
@@ -51,11 +54,16 @@ DIALECTS = ("builtin", "func", "sdy", "stablehlo", "chlo", "mhlo", "arith", "ten
 
 
 def _load_dialects() -> None:
-    from shardy_ref.ir import (  # noqa: F401
-        dialect_arith,
-        dialect_builtin,
-        dialect_check,
-        dialect_chlo,
-        dialect_sdy,
-        dialect_stablehlo,
-    )
+    """Import every dialect module once; a thread asking meanwhile waits rather than see
+    a half-filled ``OPS``."""
+    global _loaded
+    with _LOAD_LOCK:
+        from shardy_ref.ir import (  # noqa: F401
+            dialect_arith,
+            dialect_builtin,
+            dialect_check,
+            dialect_chlo,
+            dialect_sdy,
+            dialect_stablehlo,
+        )
+        _loaded = True

@@ -330,15 +330,41 @@ class Operation:
 
     # -- traversal -----------------------------------------------------------------------
     def walk(self, post_order: bool = False) -> Iterator[Operation]:
-        """This op and every op nested in it, pre-order (default) or post-order."""
-        if not post_order:
-            yield self
+        """This op and every op nested in it, pre-order (default) or post-order.
+
+        Iterative, with one lazy iterator per open level (a nested generator per level
+        costs time linear in the depth for every op, and Python frames): an op's regions
+        are looked at only when the walk resumes after it, as a recursive walk would."""
+        if post_order:
+            yield from self._walk_post_order()
+            return
+        yield self
+        stack = [self._nested_ops()]
+        while stack:
+            op = next(stack[-1], None)
+            if op is None:
+                stack.pop()
+                continue
+            yield op
+            if op.regions:
+                stack.append(op._nested_ops())
+
+    def _walk_post_order(self) -> Iterator[Operation]:
+        stack = [(self, self._nested_ops())]
+        while stack:
+            op, children = stack[-1]
+            child = next(children, None)
+            if child is None:
+                stack.pop()
+                yield op
+            else:
+                stack.append((child, child._nested_ops()))
+
+    def _nested_ops(self) -> Iterator[Operation]:
+        """The ops directly inside this op's regions, block by block."""
         for region in self.regions:
             for block in region.blocks:
-                for op in block:
-                    yield from op.walk(post_order)
-        if post_order:
-            yield self
+                yield from block
 
     # -- attributes ----------------------------------------------------------------------
     def get_attr(self, name: str, default=None):

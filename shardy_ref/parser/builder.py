@@ -9,7 +9,6 @@ is isolated from above; forward references are allowed and checked at the end).
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections import ChainMap
 
 from lark import Token, Transformer
 
@@ -532,33 +531,70 @@ class CoreBuilder(Transformer):
         names of its region and of all enclosing regions (as MLIR's custom-op parsers do,
         even for ops isolated from above: the verifier reports such uses); names defined
         later in those regions are forward references, also allowed.
-        """
-        uses: list[tuple[Operation, ChainMap]] = []
-        for region in root.regions:
-            self._define_region(region, ChainMap(), uses)
-        for op, scope in uses:
-            pending = self.pending[op]
-            op.set_operands(self._lookup(tok, t, scope)
-                            for tok, t in zip(pending.tokens, pending.types))
 
-    def _define_region(self, region: Region, outer: ChainMap, uses: list) -> None:
+        The walk is iterative and keeps one dict of the names visible at each point (MLIR
+        forbids redefining a visible name, so nothing is ever shadowed): a region's names
+        leave it when the region closes, and a use not bound by then is retried in the
+        enclosing region when that one closes. Errors come in text order of the uses.
+        """
+        visible: dict[str, list] = {}
+        bound: dict[tuple[Operation, int], list] = {}
+        uses: list[Operation] = []
+        frames: list[_Scope] = []
+        tasks: list[tuple[str, object]] = [("region", r) for r in reversed(root.regions)]
+        while tasks:
+            kind, item = tasks.pop()
+            if kind == "region":
+                frames.append(self._open_region(item, visible))
+                tasks.append(("close", None))
+                tasks.extend(("op", op) for op in reversed(list(item.ops())))
+            elif kind == "op":
+                if item in self.pending:
+                    uses.append(item)
+                    frames[-1].unbound.extend(
+                        (item, i, str(tok).partition("#")[0])
+                        for i, tok in enumerate(self.pending[item].tokens))
+                tasks.append(("results", item))
+                tasks.extend(("region", r) for r in reversed(item.regions))
+            elif kind == "results":
+                self._define_results(item, frames[-1], visible)
+            else:
+                self._close_region(frames, visible, bound)
+        for op in uses:
+            pending = self.pending[op]
+            op.set_operands(self._lookup(tok, t, bound.get((op, i)))
+                            for i, (tok, t) in enumerate(zip(pending.tokens, pending.types)))
+
+    def _open_region(self, region: Region, visible: dict) -> _Scope:
         self._resolve_successors(region)
-        scope = outer.new_child()
+        scope = _Scope()
         for block in region.blocks:
             for tok, arg in zip(self.arg_names.get(block, ()), block.args):
-                self._define(scope, tok, [arg])
-        for block in region.blocks:
-            for op in block:
-                if op in self.pending:
-                    uses.append((op, scope))
-                for r in op.regions:
-                    self._define_region(r, scope, uses)
-                defs = self.result_defs.get(op)
-                if defs:
-                    i = 0
-                    for tok, n in defs:
-                        self._define(scope, tok, op.results[i:i + n])
-                        i += n
+                self._define(scope, visible, tok, [arg])
+        return scope
+
+    def _define_results(self, op: Operation, scope: _Scope, visible: dict) -> None:
+        defs = self.result_defs.get(op)
+        if defs:
+            i = 0
+            for tok, n in defs:
+                self._define(scope, visible, tok, op.results[i:i + n])
+                i += n
+
+    @staticmethod
+    def _close_region(frames: list, visible: dict, bound: dict) -> None:
+        """Bind the uses of the closing region that its names (or earlier names of the
+        enclosing regions) define; hand the others to the enclosing region."""
+        scope = frames.pop()
+        outer = frames[-1].unbound if frames else None
+        for use in scope.unbound:
+            group = visible.get(use[2])
+            if group is not None:
+                bound[use[0], use[1]] = group
+            elif outer is not None:
+                outer.append(use)
+        for name in scope.names:
+            del visible[name]
 
     def _resolve_successors(self, region: Region) -> None:
         """Bind ``[^bb1]`` successor labels to the blocks of the same region."""
@@ -577,18 +613,19 @@ class CoreBuilder(Transformer):
                         raise self.error(tok, "reference to an undefined block")
                     op.successors.append(target)
 
-    def _define(self, scope: ChainMap, tok, values) -> None:
+    def _define(self, scope: _Scope, visible: dict, tok, values) -> None:
         name = str(tok)
-        if name in scope:
-            previous = self.def_tokens[name, id(scope[name][0])]
+        if name in visible:
+            previous = self.def_tokens[name, id(visible[name][0])]
             raise ParseError(self.loc(tok), f"redefinition of SSA value '{name}'",
                              [Diagnostic("note", self.loc(previous), "previously defined here")])
-        scope[name] = values
+        visible[name] = values
+        scope.names.append(name)
         self.def_tokens[name, id(values[0])] = tok
 
-    def _lookup(self, tok, declared_type, scope):
+    def _lookup(self, tok, declared_type, group):
+        """Check one use against the values its name was bound to (None: unbound)."""
         name, _, index = str(tok).partition("#")
-        group = scope.get(name)
         if group is None:
             raise self.error(tok, "use of undeclared SSA value name")
         i = int(index) if index else 0
@@ -601,6 +638,17 @@ class CoreBuilder(Transformer):
             raise ParseError(self.loc(tok), f"use of value '{tok}' expects different type than "
                              f"prior uses: '{declared_type}' vs '{value.type}'", notes)
         return value
+
+
+class _Scope:
+    """The names one open region defined, and the uses in it (or in regions it holds)
+    still waiting for a name: ``(op, operand index, name)``."""
+
+    __slots__ = ("names", "unbound")
+
+    def __init__(self):
+        self.names: list[str] = []
+        self.unbound: list[tuple[Operation, int, str]] = []
 
 
 __all__ = ["CoreBuilder", "Token"]

@@ -11,7 +11,6 @@ come off the naming stack (last pushed first), and ops name nothing.
 from __future__ import annotations
 
 import itertools
-from collections import ChainMap
 
 from shardy_ref.ir.opdefs import op_def
 from shardy_ref.ir.operation import Block, Operation, Region, Value
@@ -32,20 +31,29 @@ class NameState:
 
     # -- numbering -----------------------------------------------------------------------
     def _number(self, root: Operation) -> None:
-        top_scope: ChainMap = ChainMap()
-        stack = [(r, 0, 0, 0, top_scope) for r in root.regions]
-        self.used = top_scope
+        """Regions come off a stack (MLIR's order); the names in use are one dict: a
+        region's names are added as it is numbered and removed once every region nested
+        in it is done (a list on the stack marks that point), so a region sees exactly
+        the names of its enclosing regions, in time independent of its depth."""
+        stack: list = [(r, 0, 0, 0) for r in root.regions]
+        self.used: dict[str, bool] = {}
+        self._added: list[str] = []
         self._number_op(root)
         while stack:
-            region, value_id, arg_id, conflict_id, parent_scope = stack.pop()
+            entry = stack.pop()
+            if isinstance(entry, list):
+                for name in entry:
+                    del self.used[name]
+                continue
+            region, value_id, arg_id, conflict_id = entry
             if not self.generic:
                 self.next_value, self.next_arg, self.next_conflict = value_id, arg_id, conflict_id
-            self.used = parent_scope.new_child()
+            self._added = []
             self._number_region(region)
+            stack.append(self._added)
             for op in region.ops():
                 for r in op.regions:
-                    stack.append((r, self.next_value, self.next_arg, self.next_conflict,
-                                  self.used))
+                    stack.append((r, self.next_value, self.next_arg, self.next_conflict))
 
     def _number_region(self, region: Region) -> None:
         parent = region.parent
@@ -106,6 +114,7 @@ class NameState:
                     name = probe
                     break
         self.used[name] = True
+        self._added.append(name)
         self.value_ids[value] = name
 
     # -- lookups -------------------------------------------------------------------------

@@ -8,6 +8,7 @@ an op that declares a default dialect (``return`` inside ``func.func``).
 """
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 
 from shardy_ref.ir.builtin_attrs import (
@@ -23,6 +24,8 @@ from shardy_ref.parser.names import NameState
 # op name -> function(printer, op) printing everything after the op name; it returns
 # False when the op cannot be printed in its pretty form (the generic form is used).
 PRINTERS: dict[str, Callable] = {}
+_LOAD_LOCK = threading.RLock()  # threads wait for the printer modules to finish registering
+_loaded = False
 # op name -> the dialect prefix its regions may omit (MLIR's getDefaultDialect)
 DEFAULT_DIALECT = {"func.func": "func"}
 
@@ -37,20 +40,25 @@ def op_printer(*names: str):
 
 
 def _load_printers() -> None:
-    from shardy_ref.parser import (  # noqa: F401
-        print_builtin,
-        print_check,
-        print_chlo,
-        print_sdy,
-        print_stablehlo,
-    )
+    """Import every printer module once; a thread printing meanwhile waits rather than
+    see a half-filled ``PRINTERS`` (and print ops generic)."""
+    global _loaded
+    with _LOAD_LOCK:
+        from shardy_ref.parser import (  # noqa: F401
+            print_builtin,
+            print_check,
+            print_chlo,
+            print_sdy,
+            print_stablehlo,
+        )
+        _loaded = True
 
 
 class Printer:
     """Accumulates output text; the per-op printers call its helpers."""
 
     def __init__(self, root: Operation, generic: bool = False, generic_dialects=()):
-        if not PRINTERS:
+        if not _loaded:
             _load_printers()
         self.generic = generic
         self.generic_dialects = frozenset(generic_dialects)  # printed generic (unregistered)

@@ -5,19 +5,38 @@ The Lark LALR parser is built once per process from the cached grammar (Lark's
 builder applied as rules reduce. The cyclic garbage collector is paused while parsing:
 the parser allocates many small objects that are never garbage, and collection passes
 over them cost more than the parse itself on large modules (``../shared/STYLE.md``).
+
+Parsing is re-entrant and thread-safe: the shared Lark parser keeps no per-parse state
+(lark 1.3's LALR frontend makes a fresh ``LexerThread``/``ParserState`` per ``parse``, and
+its lexers only ever cache compiled regexes), and every call gets its own builder, which
+the shared rule callbacks reach through a thread-local slot (:class:`_Forwarding`).
 """
 from __future__ import annotations
 
 import gc
+import threading
+from contextlib import contextmanager
 from functools import cache
 
 from shardy_ref.ir.diagnostics import ParseError, ShardyRefError
 from shardy_ref.ir.location import Location
 from shardy_ref.ir.operation import Operation
 
+UNREGISTERED_MESSAGE = ("operation being parsed with an unregistered dialect. If this is intended, "
+                        "please use -allow-unregistered-dialect with the MLIR tool used")
+
+# Levels of nested regions a module may have. MLIR has no limit, but its tools overflow the
+# stack (sdy_opt crashes on 3000 nested stablehlo.case ops); our walks recurse a few frames
+# per level, and the command lines give them room for this many (shardy_ref/tools/stack.py).
+MAX_NESTING = 4096
+
+_BUILD_LOCK = threading.Lock()  # one thread builds each start symbol's parser
+_GC_LOCK = threading.Lock()  # guards _gc_pause
+_active = threading.local()  # .builder: the builder of the parse running in this thread
+
 
 @cache
-def _builder():
+def _builder_class() -> type:
     from shardy_ref.parser.builder import CoreBuilder
     from shardy_ref.parser.builder_check import CheckBuilder
     from shardy_ref.parser.builder_chlo import ChloBuilder
@@ -27,30 +46,121 @@ def _builder():
     class IRBuilder(SdyBuilder, StablehloBuilder, CheckBuilder, ChloBuilder, CoreBuilder):
         """All dialects' callbacks in one transformer."""
 
-    return IRBuilder()
+    return IRBuilder
 
 
-@cache
+def _forward(method):
+    """A rule callback calling ``method`` of this thread's current builder."""
+    def callback(children, method=method, active=_active):
+        return method(active.builder, children)
+    callback.__name__ = method.__name__
+    return callback
+
+
+class _Forwarding:
+    """The transformer the shared parser is built with: each rule callback forwards to the
+    same-named method of the builder of the parse running in the calling thread, so the
+    builder's state (aliases, pending operands, diagnostics) belongs to one call. Lark
+    looks callbacks up by name only; a rule without one builds a ``Tree``, as before."""
+
+    def __init__(self, builder_class: type):
+        self._builder_class = builder_class
+
+    def __getattr__(self, name: str):
+        method = getattr(self._builder_class, name, None)
+        if name.startswith("_") or not callable(method):
+            raise AttributeError(name)
+        return _forward(method)
+
+
+_parsers: dict[str, object] = {}
+_gc_pause = {"depth": 0, "was_enabled": False}  # parses running in any thread, under the lock
+
+
+@contextmanager
+def _gc_paused():
+    """The cyclic GC off while at least one parse runs (it is process-wide: the last
+    parse to finish restores what the first one found)."""
+    with _GC_LOCK:
+        if _gc_pause["depth"] == 0:
+            _gc_pause["was_enabled"] = gc.isenabled()
+            gc.disable()
+        _gc_pause["depth"] += 1
+    try:
+        yield
+    finally:
+        with _GC_LOCK:
+            _gc_pause["depth"] -= 1
+            if _gc_pause["depth"] == 0 and _gc_pause["was_enabled"]:
+                gc.enable()
+
+
 def _parser(start: str = "start"):
     """The LALR parser for one start symbol; each has its own (smaller) cached tables."""
+    parser = _parsers.get(start)
+    if parser is None:
+        with _BUILD_LOCK:
+            parser = _parsers.get(start)
+            if parser is None:
+                parser = _parsers[start] = _build_parser(start)
+    return parser
+
+
+def _build_parser(start: str):
     from lark import Lark
 
     from shardy_ref.parser import lazy_scanner
     from shardy_ref.parser.grammar import grammar_text
     lazy_scanner.install()
-    return Lark(grammar_text(), parser="lalr", lexer="contextual", transformer=_builder(),
-                start=start, cache=True, maybe_placeholders=True, propagate_positions=False)
+    return Lark(grammar_text(), parser="lalr", lexer="contextual",
+                transformer=_Forwarding(_builder_class()), start=start, cache=True,
+                maybe_placeholders=True, propagate_positions=False)
 
 
 def parse_module(text: str, filename: str = "<stdin>", line_offset: int = 0,
-                 diagnostics: list | None = None) -> Operation:
+                 diagnostics: list | None = None, *,
+                 allow_unregistered: bool = False) -> Operation:
     """Parse MLIR text into a ``builtin.module`` op (wrapping top-level ops if needed).
 
     ``line_offset`` shifts reported line numbers, for chunks cut out of a larger file.
     Diagnostics that upstream emits without failing the parse are appended to
-    ``diagnostics`` (they are dropped if it is None).
+    ``diagnostics`` (they are dropped if it is None). An op of a dialect we do not
+    register is an error, as in MLIR's parser, unless ``allow_unregistered`` (mlir-opt's
+    ``-allow-unregistered-dialect``); so are regions nested deeper than :data:`MAX_NESTING`.
     """
-    return _parse(text, "start", filename, line_offset, diagnostics)
+    module = _parse(text, "start", filename, line_offset, diagnostics)
+    if not allow_unregistered:
+        check_registered(module)
+    check_nesting(module)
+    return module
+
+
+def check_nesting(module: Operation) -> None:
+    """Reject a module whose regions nest more than :data:`MAX_NESTING` levels deep, at
+    the first op (in text order) that is too deep."""
+    stack = [module._nested_ops()]
+    while stack:
+        op = next(stack[-1], None)
+        if op is None:
+            stack.pop()
+        elif op.regions:
+            if len(stack) >= MAX_NESTING:
+                raise ParseError(op.location, f"nesting too deep: regions nested more than "
+                                 f"{MAX_NESTING} levels (a shardy_ref limit)")
+            stack.append(op._nested_ops())
+
+
+def check_registered(module: Operation) -> None:
+    """MLIR's parser rejects an op of an unregistered dialect unless the context allows
+    them (``OperationParser::parseGenericOperation``); the error points after the quoted
+    op name."""
+    from shardy_ref.ir.opdefs import is_registered_dialect
+
+    for op in module.walk():
+        if not is_registered_dialect(op.dialect):
+            loc = op.location
+            raise ParseError(Location(loc.file, loc.line, loc.col + len(op.name) + 2),
+                             UNREGISTERED_MESSAGE)
 
 
 def parse_attribute(text: str, filename: str = "<string>"):
@@ -69,13 +179,14 @@ def _parse(text: str, start: str, filename: str, line_offset: int,
 
     from shardy_ref.parser.errors import translate_lark_error
 
-    builder = _builder()
-    builder.reset(filename, line_offset, text)
     parser = _parser(start)
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
+    builder = _builder_class()()
+    builder.reset(filename, line_offset, text)
+    outer = getattr(_active, "builder", None)
+    _active.builder = builder
     try:
-        return parser.parse(text)
+        with _gc_paused():
+            return parser.parse(text)
     except ShardyRefError:
         raise
     except UnexpectedInput as e:
@@ -84,8 +195,6 @@ def _parse(text: str, start: str, filename: str, line_offset: int,
         raise ParseError(Location(filename, 1 + line_offset, 1),
                          "input is nested too deeply to parse") from None
     finally:
+        _active.builder = outer
         if diagnostics is not None:
             diagnostics.extend(builder.nonfatal)
-        builder.reset(filename)
-        if gc_was_enabled:
-            gc.enable()

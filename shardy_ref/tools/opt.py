@@ -30,8 +30,6 @@ _IGNORED_FLAGS = {"mlir-disable-threading", "verify-each"}
 INTERNAL_ERROR_STATUS = 70  # EX_SOFTWARE: a bug of ours, not a problem with the input
 REPORT_REQUEST = ("please report this bug to the shardy_ref project with the input and the "
                   "command line (-debug or SHARDY_REF_DEBUG=1 shows the Python traceback)")
-UNREGISTERED_MESSAGE = ("operation being parsed with an unregistered dialect. If this is intended, "
-                        "please use -allow-unregistered-dialect with the MLIR tool used")
 
 
 @dataclass
@@ -147,10 +145,9 @@ def process_chunk(chunk: Chunk, opts: Options, filename: str):
     ctx = PassContext()
     try:
         with blame("the parser", location=Location(filename, chunk.first_line, 1)):
-            module = parse_module(chunk.text, filename, chunk.first_line - 1, ctx.diagnostics)
+            module = parse_module(chunk.text, filename, chunk.first_line - 1, ctx.diagnostics,
+                                  allow_unregistered=opts.allow_unregistered)
         with blame("the verifier", module):
-            if not opts.allow_unregistered:
-                check_registered(module)
             verify_module(module)
         pipeline = build_pipeline(opts, filename)
         PassManager(pipeline, verify=verify_module).run(module, ctx)
@@ -178,18 +175,6 @@ def build_pipeline(opts: Options, filename: str) -> list:
         if not e.location.is_known:
             e.location = Location(filename, 0, 0)
         raise
-
-
-def check_registered(module) -> None:
-    from shardy_ref.ir.diagnostics import ParseError
-    from shardy_ref.ir.location import Location
-    from shardy_ref.ir.opdefs import is_registered_dialect
-
-    for op in module.walk():
-        if not is_registered_dialect(op.dialect):
-            loc = op.location
-            raise ParseError(Location(loc.file, loc.line, loc.col + len(op.name) + 2),
-                             UNREGISTERED_MESSAGE)
 
 
 def read_input(path: str, stdin, stderr) -> tuple[str, str] | None:
@@ -316,6 +301,7 @@ def cli_main(prog: str, parse, run_, argv: list[str] | None) -> int:
     before it), run, and turn a closed pipe or Ctrl-C into an exit status, and any other
     Python exception into an internal-error report (exit 70)."""
     from shardy_ref.ir.location import Location
+    from shardy_ref.tools.stack import run_with_deep_stack
 
     try:
         opts = parse(sys.argv[1:] if argv is None else argv)
@@ -323,7 +309,7 @@ def cli_main(prog: str, parse, run_, argv: list[str] | None) -> int:
         sys.stderr.write(f"{prog}: {e}\n")
         return 1
     try:
-        return run_(opts)
+        return run_with_deep_stack(lambda: run_(opts))
     except BrokenPipeError:
         return 1
     except KeyboardInterrupt:

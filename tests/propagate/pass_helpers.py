@@ -7,10 +7,12 @@ from shardy_ref.parser import parse_module, print_module
 from shardy_ref.pass_manager import PassContext, PassManager, parse_pipeline
 
 
-def run_pipeline(text: str, pipeline: str, ctx: PassContext | None = None) -> str:
+def run_pipeline(text: str, pipeline: str, ctx: PassContext | None = None, *,
+                 allow_unregistered: bool = False) -> str:
     """Parse ``text``, verify, run ``pipeline`` (``"sdy-foo{a=1},sdy-bar"``), verifying after
-    every pass as mlir-opt does, and print the result."""
-    module = parse_module(text, "test.mlir")
+    every pass as mlir-opt does, and print the result. ``allow_unregistered`` is mlir-opt's
+    ``-allow-unregistered-dialect``."""
+    module = parse_module(text, "test.mlir", allow_unregistered=allow_unregistered)
     verify_module(module)
     PassManager(parse_pipeline(pipeline), verify=verify_module).run(
         module, ctx if ctx is not None else PassContext())

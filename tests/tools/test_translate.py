@@ -74,7 +74,11 @@ def test_parse_errors_and_unsupported_ops_are_located():
     rc, _, err = translate("func.func @main() {\n  %0 = stablehlo.add\n}")
     assert rc == 1 and err.startswith("<stdin>:")
     rc, _, err = translate('func.func @main() {\n  "foo.bar"() : () -> ()\n  func.return\n}')
-    assert rc == 1 and "Unsupported op: 'foo.bar'" in err and err.startswith("<stdin>:2:3:")
+    assert rc == 1 and err.startswith("<stdin>:2:12: error: operation being parsed with an "
+                                      "unregistered dialect")  # as stablehlo-translate
+    rc, _, err = translate('func.func @main() {\n  %0 = "tensor.empty"() : () -> tensor<2xf32>\n'
+                           '  func.return\n}')
+    assert rc == 1 and "Unsupported op: 'tensor.empty'" in err and err.startswith("<stdin>:2:8:")
 
 
 def test_output_file_and_missing_input(tmp_path):

@@ -1,0 +1,138 @@
+"""Deeply nested regions (issue 15): no RecursionError from the parser, the walks, the
+printer, the passes or the interpreter. The library's walks and name resolution are
+iterative; the command lines run on a deep stack (shardy_ref/tools/stack.py); past
+``MAX_NESTING`` levels the parser gives a located error (``sdy_opt`` itself crashes on 3000
+nested ``stablehlo.case`` ops)."""
+from __future__ import annotations
+
+import pytest
+
+from shardy_ref.ir.diagnostics import ParseError
+from shardy_ref.ir.operation import Block, Operation, Region
+from shardy_ref.parser import parse_module, reader
+from shardy_ref.tools import opt, translate
+
+T = "tensor<8xf32>"
+MESH = 'sdy.mesh @mesh = <["x"=2]>\n'
+DEPTH = 300  # past what the printer managed on Python's default stack
+SLOW_DEPTH = 60  # for the propagation and per-device pipelines and the interpreter
+
+
+def while_nest(depth: int, sdy: bool = True) -> str:
+    """``depth`` stablehlo.while ops, each in the body of the previous; each runs once."""
+    if sdy:
+        lines = [MESH + "func.func @main(%arg0: tensor<i32> {sdy.sharding = "
+                 "#sdy.sharding<@mesh, []>}) -> tensor<i32> {"]
+    else:
+        lines = ["func.func @main() -> tensor<i32> {",
+                 "  %arg0 = stablehlo.constant dense<5> : tensor<i32>"]
+    lines += ["  %zero = stablehlo.constant dense<0> : tensor<i32>",
+              "  %one = stablehlo.constant dense<1> : tensor<i32>"]
+    for k in range(depth):
+        lines += [f"  %w{k} = stablehlo.while(%i{k} = %zero) : tensor<i32>", "  cond {",
+                  f"    %c{k} = stablehlo.compare LT, %i{k}, %one : "
+                  "(tensor<i32>, tensor<i32>) -> tensor<i1>",
+                  f"    stablehlo.return %c{k} : tensor<i1>", "  } do {"]
+    lines.append("  %inner = stablehlo.add %arg0, %one : tensor<i32>")
+    for k in reversed(range(depth)):
+        inner = f"%w{k + 1}" if k + 1 < depth else "%inner"
+        lines += [f"    %n{k} = stablehlo.add %i{k}, {inner} : tensor<i32>",
+                  f"    stablehlo.return %n{k} : tensor<i32>", "  }"]
+    return "\n".join([*lines, "  return %w0 : tensor<i32>", "}", ""])
+
+
+def named_computation_nest(depth: int) -> str:
+    lines = [MESH + f'func.func @main(%arg0: {T} {{sdy.sharding = #sdy.sharding<@mesh, '
+             f'[{{"x"}}]>}}) -> {T} {{']
+    for k in range(depth):
+        lines.append(f'  %r{k} = sdy.named_computation<"n{k}">({f"%a{k - 1}" if k else "%arg0"})'
+                     f" (%a{k}: {T}) {{")
+    lines.append(f"  %t = stablehlo.tanh %a{depth - 1} : {T}")
+    for k in reversed(range(depth)):
+        lines += [f"  sdy.return {f'%r{k + 1}' if k + 1 < depth else '%t'} : {T}",
+                  f"  }} : ({T}) -> {T}"]
+    return "\n".join([*lines, f"  return %r0 : {T}", "}", ""])
+
+
+def case_nest(depth: int) -> str:
+    lines = [MESH + f'func.func @main(%arg0: tensor<i32>, %arg1: {T} {{sdy.sharding = '
+             f'#sdy.sharding<@mesh, [{{"x"}}]>}}) -> {T} {{']
+    for k in range(depth):
+        lines += [f'  %r{k} = "stablehlo.case"(%arg0) ({{', f"    stablehlo.return %arg1 : {T}",
+                  "  }, {"]
+    lines.append(f"  %t = stablehlo.tanh %arg1 : {T}")
+    for k in reversed(range(depth)):
+        lines += [f"  stablehlo.return {f'%r{k + 1}' if k + 1 < depth else '%t'} : {T}",
+                  f"  }}) : (tensor<i32>) -> {T}"]
+    return "\n".join([*lines, f"  return %r0 : {T}", "}", ""])
+
+
+NESTS = {"named_computation": named_computation_nest, "case": case_nest}
+
+
+def chain(depth: int) -> Operation:
+    """``depth`` ops, each the only op in the region of the previous one."""
+    root = inner = Operation("test.op", regions=[Region([Block()])])
+    for _ in range(depth - 1):
+        child = Operation("test.op", regions=[Region([Block()])])
+        inner.regions[0].blocks[0].append(child)
+        inner = child
+    return root
+
+
+def test_walk_is_iterative():
+    root = chain(5000)
+    assert sum(1 for _ in root.walk()) == 5000
+    post = list(root.walk(post_order=True))
+    assert len(post) == 5000 and post[-1] is root
+
+
+def test_parse_resolves_names_iteratively():
+    """Name resolution walks the regions without recursing (it failed at ~1000 levels)."""
+    module = parse_module(named_computation_nest(1000))
+    assert sum(op.name == "sdy.named_computation" for op in module.walk()) == 1000
+
+
+def test_nesting_limit_is_a_located_error(monkeypatch):
+    monkeypatch.setattr(reader, "MAX_NESTING", 12)
+    parse_module(named_computation_nest(10))  # module, func and 10 levels: 12 regions
+    with pytest.raises(ParseError) as info:
+        parse_module(named_computation_nest(11), "deep.mlir")
+    d = info.value.diagnostic
+    assert (d.location.file, d.location.line, d.location.col) == ("deep.mlir", 13, 10)
+    assert d.message == "nesting too deep: regions nested more than 12 levels (a shardy_ref limit)"
+
+
+def _opt(tmp_path, text: str, *flags: str) -> tuple[int, str]:
+    path = tmp_path / "deep.mlir"
+    path.write_text(text)
+    out = tmp_path / "out.mlir"
+    return opt.main([str(path), "-o", str(out), *flags]), out.read_text() if out.exists() else ""
+
+
+@pytest.mark.parametrize("kind", NESTS)
+def test_opt_parses_verifies_and_prints_deep_modules(tmp_path, kind):
+    status, out = _opt(tmp_path, NESTS[kind](DEPTH))
+    assert status == 0
+    assert print_roundtrips(out)
+
+
+def print_roundtrips(text: str) -> bool:
+    from shardy_ref.parser import print_module
+    from shardy_ref.tools.stack import run_with_deep_stack
+    return run_with_deep_stack(lambda: print_module(parse_module(text))) == text
+
+
+@pytest.mark.parametrize(("flag", "depth"), [
+    ("-sdy-propagation-pipeline", SLOW_DEPTH), ("-sdy-insert-explicit-reshards", DEPTH),
+    ("-sdy-reshard-to-collectives", DEPTH), ("-sdy-ref-per-device-pipeline", SLOW_DEPTH)])
+def test_passes_run_on_deep_modules(tmp_path, flag, depth):
+    status, out = _opt(tmp_path, case_nest(depth), flag)
+    assert status == 0 and out.count('"stablehlo.case"') == depth
+
+
+def test_interpreter_runs_a_deep_while_nest(tmp_path, capsys):
+    path = tmp_path / "deep.mlir"
+    path.write_text(while_nest(SLOW_DEPTH, sdy=False))
+    assert translate.main(["--interpret", str(path)]) == 0
+    assert capsys.readouterr().out == "tensor<i32> {6}\n"  # 5 + 1, passed up unchanged
