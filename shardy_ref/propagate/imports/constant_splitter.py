@@ -210,6 +210,7 @@ class _RegionSplitter:
         self.state = state
         self.constant_ops: dict[Operation, None] = {}  # insertion-ordered sets
         self.scalar_expansion_ops: dict[Operation, None] = {}
+        self._groups: dict[OpResult, list[Operation]] = {}
 
     def run(self, region: Region) -> None:
         self._walk(region)
@@ -279,9 +280,18 @@ class _RegionSplitter:
             table = self.state.table
             callee = get_func_or_die(callee_name(clone), table, clone)
             set_callee(clone, table.insert(clone_func_recursively(callee, table)))
-        for user in result.users:
-            if user.name == SHARDING_GROUP:
-                op.parent.insert_before(op, user.clone(mapping))
+        for group in self._sharding_groups(result):
+            op.parent.insert_before(op, group.clone(mapping))
+
+    def _sharding_groups(self, result: OpResult) -> list[Operation]:
+        """The ``sdy.sharding_group``s using ``result``, in use-list order: found once per
+        value, not once per clone (a constant with n users is cloned n times), as the walk
+        does not move these uses."""
+        groups = self._groups.get(result)
+        if groups is None:
+            groups = self._groups[result] = [
+                user for user in result.users if user.name == SHARDING_GROUP]
+        return groups
 
 
 @register_pass
