@@ -32,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from parse_print import LAYER, OPS_PER_LAYER
-from propagate import BS, D, F, T2, WEIGHTS, Writer, attention, dot, layernorm
+from propagate import BS, T2, WEIGHTS, D, F, Writer, attention, dot, layernorm
 from simulate import best
 
 CLOCK = time.process_time  # CPU seconds: the machine is shared, wall time is noisy

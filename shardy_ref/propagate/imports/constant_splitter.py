@@ -268,13 +268,26 @@ class _RegionSplitter:
 
     def _clone_into(self, result: OpResult, mapping: dict) -> None:
         """Clone the ops defining ``result``'s operands, then its own op, each just before
-        its original, with the ``sdy.sharding_group``s using ``result``."""
+        its original, with the ``sdy.sharding_group``s using ``result`` (upstream's
+        recursion, depth first, operands in order, on an explicit stack: a constant
+        expression can be a chain of any length)."""
         if is_scalar(result) or result in mapping:
             return
+        stack = [(result, iter(result.defining_op.operands))]
+        while stack:
+            current, operands = stack[-1]
+            for operand in operands:
+                if isinstance(operand, OpResult) and not is_scalar(operand) \
+                        and operand not in mapping:
+                    stack.append((operand, iter(operand.defining_op.operands)))
+                    break
+            else:
+                stack.pop()
+                self._clone_op(current, mapping)
+
+    def _clone_op(self, result: OpResult, mapping: dict) -> None:
+        """Clone the op defining ``result`` (its operands already cloned) just before it."""
         op = result.defining_op
-        for operand in op.operands:
-            if isinstance(operand, OpResult):
-                self._clone_into(operand, mapping)
         clone = op.parent.insert_before(op, op.clone(mapping))
         if clone.name == CALL_OP:
             table = self.state.table
