@@ -13,13 +13,14 @@ import dataclasses
 import importlib
 import re
 import typing
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager, nullcontext, suppress
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 from shardy_ref.ir.diagnostics import Diagnostic, PassError, ShardyRefError
 from shardy_ref.ir.location import UNKNOWN_LOC
 from shardy_ref.ir.operation import Operation
+from shardy_ref.ir.symbols import symbols_fixed
 
 # upstream pass name -> module defining it (filled in as passes are implemented)
 _IMPORTS = "shardy_ref.propagate.imports."
@@ -385,8 +386,9 @@ class PassManager:
             if element.pass_ is not None:
                 self._run_pass(element.pass_, op, ctx)
             else:
-                for target in _ops_named(op, element.op_name):
-                    self._run_elements(element.nested, target, ctx)
+                with symbols_fixed(op):
+                    for target in _ops_named(op, element.op_name):
+                        self._run_elements(element.nested, target, ctx)
 
     def _run_pass(self, p: Pass, op: Operation, ctx: PassContext) -> None:
         if isinstance(p, PassPipeline):
@@ -394,14 +396,15 @@ class PassManager:
             return
         targets = [op] if p.ANCHOR in (op.name, "any") else list(_ops_named(op, p.ANCHOR))
         errors: list[ShardyRefError] = []
-        for target in targets:
-            try:
-                with blame(p.NAME, target):
-                    p.run(target, ctx)
-            except ShardyRefError as e:  # MLIR runs a nested pass on every op, then fails
-                if len(targets) == 1:
-                    raise
-                errors.append(e)
+        with symbols_fixed(op) if targets != [op] else nullcontext():
+            for target in targets:
+                try:
+                    with blame(p.NAME, target):
+                        p.run(target, ctx)
+                except ShardyRefError as e:  # MLIR runs a nested pass on every op, then fails
+                    if len(targets) == 1:
+                        raise
+                    errors.append(e)
         if errors:
             first = errors[0]
             first.others = [*getattr(first, "others", ()), *errors[1:]]

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import dataclasses
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from shardy_ref.ir.builtin_attrs import ArrayAttr, DictionaryAttr, StringAttr, SymbolRefAttr
 from shardy_ref.ir.operation import Operation
@@ -32,6 +34,37 @@ class SymbolTable:
 
     def lookup(self, name: str) -> Operation | None:
         return self.symbols.get(name)
+
+
+# ops whose symbols stay put -> their table, built on first use (see `symbols_fixed`)
+_FIXED: ContextVar[dict[Operation, SymbolTable | None] | None] = ContextVar(
+    "fixed_symbol_tables", default=None)
+
+
+@contextmanager
+def symbols_fixed(op: Operation):
+    """While a pass runs on each op nested in ``op`` (a function pass on every function of
+    a module), ``symbol_table(op)`` builds ``op``'s table once instead of once per nested
+    op, which made function passes quadratic in the number of functions. Sound by MLIR's
+    rule for nested passes: they do not add, remove or rename the symbols of the ops
+    enclosing them (``mlir/docs/PassManagement.md``, "Operation Pass")."""
+    outer = _FIXED.get()
+    token = _FIXED.set({**(outer or {}), op: (outer or {}).get(op)})
+    try:
+        yield
+    finally:
+        _FIXED.reset(token)
+
+
+def symbol_table(op: Operation) -> SymbolTable:
+    """``SymbolTable(op)``, shared while ``op``'s symbols are fixed (:func:`symbols_fixed`)."""
+    fixed = _FIXED.get()
+    if fixed is None or op not in fixed:
+        return SymbolTable(op)
+    table = fixed[op]
+    if table is None:
+        table = fixed[op] = SymbolTable(op)
+    return table
 
 
 def _collect(attr, out: set[str]) -> None:

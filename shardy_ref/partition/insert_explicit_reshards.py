@@ -25,7 +25,7 @@ from shardy_ref.ir.sdy_axes import AxisRefList, Mesh
 from shardy_ref.ir.sdy_debug import ReductionOp
 from shardy_ref.ir.sdy_rules import OpShardingRule
 from shardy_ref.ir.sdy_sharding import TensorSharding
-from shardy_ref.ir.symbols import SymbolTable
+from shardy_ref.ir.symbols import SymbolTable, symbol_table
 from shardy_ref.ir.value_sharding import (
     DATA_FLOW_OPS,
     add_free_axes,
@@ -85,7 +85,7 @@ class Inserter:
 
     def __init__(self, func: Operation, module: Operation, full: bool):
         self.func, self.module, self.full = func, module, full
-        self.table = SymbolTable(module)
+        self.table = symbol_table(module)
 
     # -- reshards towards a target sharding ----------------------------------------------
     def to_target(self, use: OpOperand, target: TensorSharding | None, anchor: Operation,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from shardy_ref.ir.operation import Operation, OpResult, Value
 from shardy_ref.ir.sdy_sharding import TensorSharding
-from shardy_ref.ir.symbols import SymbolTable
+from shardy_ref.ir.symbols import SymbolTable, symbol_table
 from shardy_ref.ir.value_sharding import get_sharding
 from shardy_ref.partition.collective_inserter import CollectiveInserter
 from shardy_ref.partition.insert_explicit_reshards import _equivalent
@@ -97,7 +97,7 @@ class ReshardToCollectivesPass(Pass):
 
     def run(self, op: Operation, ctx: PassContext) -> None:
         module = op.parent_op
-        table = SymbolTable(module)
+        table = symbol_table(module)
         for nested in list(op.walk()):
             if nested.name == "sdy.reshard" and nested.parent is not None and \
                     not _stays(nested, self.keep_redundant_reshards, table):

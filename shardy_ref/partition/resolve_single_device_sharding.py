@@ -12,7 +12,7 @@ from shardy_ref.ir.operation import Block, Operation, Region
 from shardy_ref.ir.sdy_axes import AxisRef, AxisRefList
 from shardy_ref.ir.sdy_sharding import TensorSharding
 from shardy_ref.ir.stablehlo_attrs import StablehloEnum
-from shardy_ref.ir.symbols import SymbolTable
+from shardy_ref.ir.symbols import SymbolTable, symbol_table
 from shardy_ref.ir.types import IntegerType, RankedTensorType, TokenType
 from shardy_ref.ir.value_sharding import get_sharding
 from shardy_ref.partition.lowering import SCALAR_I64, Builder, device_id, zero_attr
@@ -121,7 +121,7 @@ class ResolveSingleDeviceShardingPass(Pass):
         global_name = global_mesh_name(module)
         if global_name is None:
             return
-        table = SymbolTable(module)
+        table = symbol_table(module)
         single = [nested for nested in op.walk(post_order=True)
                   if not nested.name.startswith("sdy.") and nested is not op
                   and single_device_id(nested, table) is not None]

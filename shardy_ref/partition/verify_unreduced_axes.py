@@ -13,7 +13,7 @@ from shardy_ref.ir.operation import Operation, OpResult, Value
 from shardy_ref.ir.sdy_axes import AxisRef
 from shardy_ref.ir.sdy_debug import ReductionOp
 from shardy_ref.ir.sdy_sharding import TensorSharding
-from shardy_ref.ir.symbols import SymbolTable
+from shardy_ref.ir.symbols import SymbolTable, symbol_table
 from shardy_ref.ir.value_sharding import erase_manual_axes, get_func_result_sharding
 from shardy_ref.ir.verify import VerifyContext, op_error, verify_op
 from shardy_ref.ir.verify.sharding import (
@@ -166,4 +166,4 @@ class VerifyUnreducedAxesPass(Pass):
         while module is not None and module.name != "builtin.module":
             module = module.parent_op
         module = module or op
-        verify_unreduced_axes(op, VerifyContext(module), SymbolTable(module))
+        verify_unreduced_axes(op, VerifyContext(module), symbol_table(module))

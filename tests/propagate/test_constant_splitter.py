@@ -201,3 +201,14 @@ def test_not_idempotent_on_calls_to_constant_functions():
 def test_random_modules_like_real_shardy():
     texts = [constant_module(random.Random(seed), calls=seed % 2 == 1) for seed in range(60)]
     assert_like_oracle(texts, PASS)
+
+
+def test_constant_chain_longer_than_the_recursion_limit_is_cloned():
+    depth = 1100  # Python's default recursion limit is 1000
+    chain = "".join(f"  %n{i} = stablehlo.negate %n{i - 1} : {T}\n" for i in range(1, depth))
+    text = main(f"%arg0: {T}", T, f"  %n0 = stablehlo.constant dense<1.0> : {T}\n{chain}"
+                f"  %a = stablehlo.add %n{depth - 1}, %arg0 : {T}\n"
+                f"  %b = stablehlo.add %n{depth - 1}, %a : {T}\n  return %b : {T}")
+    ops = body(text)
+    assert sum(op.startswith("%") and "stablehlo.negate" in op for op in ops) == 2 * (depth - 1)
+    assert sum("sdy.constant" in op for op in ops) == 2

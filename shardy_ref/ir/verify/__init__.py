@@ -92,10 +92,10 @@ class VerifyContext:
     """What rules may consult besides the op: the module and its meshes."""
 
     def __init__(self, module: Operation):
-        from shardy_ref.ir.symbols import SymbolTable
+        from shardy_ref.ir.symbols import symbol_table
 
         self.module = module
-        self.symbols = SymbolTable(module) if module.name == "builtin.module" else None
+        self.symbols = symbol_table(module) if module.name == "builtin.module" else None
         self._positions = None
         self._enclosing: dict[str, dict] = {}
 

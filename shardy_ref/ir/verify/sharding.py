@@ -392,7 +392,10 @@ def _verify_mesh_op(op: Operation, ctx: VerifyContext) -> None:
     if parent is None or parent.name != "builtin.module":
         raise op_error(op, "expects parent op 'builtin.module'")
     name = symbol_name(op)
-    if name is not None and SymbolTable(parent).lookup(name) is None:
+    if name is None:
+        return
+    table = ctx.symbols if parent is ctx.module and ctx.symbols is not None else None
+    if (table or SymbolTable(parent)).lookup(name) is None:  # the module's, built once
         raise VerifyError(op.location, f"Mesh not in symbol table: {format_symbol_name(name)}")
 
 

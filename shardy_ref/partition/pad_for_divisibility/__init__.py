@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from shardy_ref.ir.diagnostics import PassError
 from shardy_ref.ir.operation import BlockArgument, Operation, Value
-from shardy_ref.ir.symbols import SymbolTable
+from shardy_ref.ir.symbols import SymbolTable, symbol_table
 from shardy_ref.ir.value_sharding import get_func_result_sharding, get_sharding
 from shardy_ref.partition.lowering import Builder
 from shardy_ref.partition.pad_for_divisibility.padding import is_legal_type, is_legal_value
@@ -153,4 +153,4 @@ class PadForDivisibilityPass(Pass):
     ANCHOR = "func.func"
 
     def run(self, op: Operation, ctx: PassContext) -> None:
-        pad_function(op, SymbolTable(op.parent_op))
+        pad_function(op, symbol_table(op.parent_op))

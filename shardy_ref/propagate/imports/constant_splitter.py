@@ -210,6 +210,7 @@ class _RegionSplitter:
         self.state = state
         self.constant_ops: dict[Operation, None] = {}  # insertion-ordered sets
         self.scalar_expansion_ops: dict[Operation, None] = {}
+        self._groups: dict[OpResult, list[Operation]] = {}
 
     def run(self, region: Region) -> None:
         self._walk(region)
@@ -267,21 +268,43 @@ class _RegionSplitter:
 
     def _clone_into(self, result: OpResult, mapping: dict) -> None:
         """Clone the ops defining ``result``'s operands, then its own op, each just before
-        its original, with the ``sdy.sharding_group``s using ``result``."""
+        its original, with the ``sdy.sharding_group``s using ``result`` (upstream's
+        recursion, depth first, operands in order, on an explicit stack: a constant
+        expression can be a chain of any length)."""
         if is_scalar(result) or result in mapping:
             return
+        stack = [(result, iter(result.defining_op.operands))]
+        while stack:
+            current, operands = stack[-1]
+            for operand in operands:
+                if isinstance(operand, OpResult) and not is_scalar(operand) \
+                        and operand not in mapping:
+                    stack.append((operand, iter(operand.defining_op.operands)))
+                    break
+            else:
+                stack.pop()
+                self._clone_op(current, mapping)
+
+    def _clone_op(self, result: OpResult, mapping: dict) -> None:
+        """Clone the op defining ``result`` (its operands already cloned) just before it."""
         op = result.defining_op
-        for operand in op.operands:
-            if isinstance(operand, OpResult):
-                self._clone_into(operand, mapping)
         clone = op.parent.insert_before(op, op.clone(mapping))
         if clone.name == CALL_OP:
             table = self.state.table
             callee = get_func_or_die(callee_name(clone), table, clone)
             set_callee(clone, table.insert(clone_func_recursively(callee, table)))
-        for user in result.users:
-            if user.name == SHARDING_GROUP:
-                op.parent.insert_before(op, user.clone(mapping))
+        for group in self._sharding_groups(result):
+            op.parent.insert_before(op, group.clone(mapping))
+
+    def _sharding_groups(self, result: OpResult) -> list[Operation]:
+        """The ``sdy.sharding_group``s using ``result``, in use-list order: found once per
+        value, not once per clone (a constant with n users is cloned n times), as the walk
+        does not move these uses."""
+        groups = self._groups.get(result)
+        if groups is None:
+            groups = self._groups[result] = [
+                user for user in result.users if user.name == SHARDING_GROUP]
+        return groups
 
 
 @register_pass
