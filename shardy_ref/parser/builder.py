@@ -111,6 +111,22 @@ class CoreBuilder(Transformer):
             self.pending[op] = PendingOperands(list(operands), list(operand_types))
         return op
 
+    def check_operand_types(self, op_name: str, operands, types, offset: int) -> None:
+        """A custom op's ``operands : types`` resolved one to one (MLIR's
+        ``resolveOperands``): their counts must match. ``offset`` is where the operand list
+        starts (its first operand, or what stands there)."""
+        if len(operands) != len(types):
+            raise ParseError(self.loc_at(offset),
+                             f"custom op '{op_name}' number of operands and types do not "
+                             f"match: got {len(operands)} operands and {len(types)} types")
+
+    def after_paren(self, tok) -> int:
+        """The offset of the first token after the ``(`` that follows ``tok``."""
+        i = self.text.find("(", tok.end_pos) + 1
+        while i < len(self.text) and self.text[i] in " \t\r\n":
+            i += 1
+        return i
+
     def region_with_args(self, region: Region, args) -> Region:
         """Give ``region``'s entry block the named arguments ``[(token, type), ...]``."""
         if not region.blocks:
@@ -317,11 +333,15 @@ class CoreBuilder(Transformer):
         tok, sym, operands, attrs, ftype = items
         attributes = dict(attrs.value) if attrs else {}
         attributes["callee"] = ba.SymbolRefAttr(lit.symbol_name(sym))
+        self.check_operand_types("func.call", operands or [], ftype.inputs,
+                                 operands[0].start_pos if operands else self.after_paren(sym))
         return self.make_op(tok, "func.call", operands or [], ftype.inputs, ftype.results,
                             attributes)
 
     def return_op(self, items):
         tok, attrs, operands, types = items
+        if operands:
+            self.check_operand_types("func.return", operands, types, operands[0].start_pos)
         return self.make_op(tok, "func.return", operands or [], types or [],
                             attributes=dict(attrs.value) if attrs else {})
 
