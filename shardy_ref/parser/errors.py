@@ -62,7 +62,8 @@ def translate_lark_error(e: UnexpectedInput, text: str, filename: str,
         found = None
         if text[pos] == "<" and _DIALECT_ID_BEFORE.search(text[max(0, pos - 200):pos]):
             found = unbalanced_dialect_body(text, pos, at)
-        found = found or _sdy_slot_error(e, text, pos, at)
+        if text[pos] == "<" or not _wants_sdy_attr(e, terminals):
+            found = found or _sdy_slot_error(e, text, pos, at)
         if found is not None:
             return found
     if isinstance(e, UnexpectedCharacters):
@@ -78,6 +79,11 @@ def translate_lark_error(e: UnexpectedInput, text: str, filename: str,
         tok = e.token
         expected = e.accepts or e.expected
         if tok.type == "BARE_ID" and any(_OP_TERMINAL.match(n) for n in expected):
+            from shardy_ref.parser.mlir_messages import lexer_error_after
+
+            lexed = lexer_error_after(text, tok.start_pos)
+            if lexed is not None:
+                return ParseError(at(lexed[0]), lexed[1])
             return ParseError(at(tok.start_pos), _unknown_op(str(tok), text, tok.start_pos))
         return _unexpected(expected, terminals, text, tok.start_pos, at, str(tok))
     line = getattr(e, "line", 1)
@@ -111,8 +117,11 @@ def _mlir_expected(expected, terminals, text: str, pos: int) -> str | None:
 def _unexpected(expected, terminals, text: str, pos: int, at, got: str) -> ParseError:
     """An unexpected token at ``pos``: MLIR's message for what it expected there, just
     after the previous token (``emitWrongTokenError``)."""
-    from shardy_ref.parser.mlir_messages import glued_type_keyword
+    from shardy_ref.parser.mlir_messages import glued_type_keyword, symbol_name_message
 
+    symbol = symbol_name_message({_describe(n, terminals) for n in expected}, text, pos)
+    if symbol is not None:
+        return ParseError(at(pos), symbol)
     keyword = glued_type_keyword(text, pos)
     if keyword is not None:
         return ParseError(at(_after_previous_token(text, keyword)),
@@ -124,6 +133,14 @@ def _unexpected(expected, terminals, text: str, pos: int, at, got: str) -> Parse
     if message.startswith("expected") and not message.startswith("expected one of"):
         return ParseError(at(_after_previous_token(text, pos)), message)
     return ParseError(at(pos), f"{message}, got '{got}'")
+
+
+def _wants_sdy_attr(e: UnexpectedInput, terminals) -> bool:
+    """Whether the grammar wanted a whole sdy attribute (``#alias`` or ``<...>``, as after
+    ``sdy.mesh @m =``) rather than the bracketed slot of an sdy op."""
+    expected = getattr(e, "allowed", None) or getattr(e, "accepts", None) or \
+        getattr(e, "expected", None) or ()
+    return {_describe(n, terminals) for n in expected} == {"attribute", "opaque_body"}
 
 
 def _error_pos(e: UnexpectedInput) -> int | None:

@@ -16,14 +16,27 @@ _TYPE_STARTS = frozenset({"'complex'", "'index'", "'none'", "'tensor'", "'tuple'
 _OPTIONAL_NEXT = frozenset({"','", "'{'", "loc"})
 _SHAPED_KEYWORDS = ("tensor", "vector", "complex", "tuple")
 _GLUED_KEYWORD = re.compile(r"\b(tensor|vector|complex|tuple|memref|index|none)[\w$.]*$")
-_OP_NAME_LINE = re.compile(r'^\s*(?:%[^=]*=\s*)?("?)([A-Za-z_][\w.$]*)')
 
 
 def expected_message(names: set[str], text: str, pos: int) -> str | None:
     """MLIR's "expected ..." for an unexpected token at ``pos`` where our grammar accepted
     the terminals described by ``names``, or None when no MLIR rule applies."""
-    if names and names <= _TYPE_STARTS | {"'('", "')'"} and len(names & _TYPE_STARTS) >= 4:
+    if names and names <= _TYPE_STARTS | {"'('", "')'", "SSA value"} and \
+            len(names & _TYPE_STARTS) >= 4:
         return "expected non-function type"
+    if _innermost_opener(text, pos) == ("<", "tensor") and \
+            re.search(r"<\s*$", text[:pos]) is not None:
+        return "expected non-function type"  # the element type of ``tensor<``
+    if "operation" in names and "string" in names:
+        return "expected operation name in quotes"
+    if {"dense elements", "string", "integer"} <= names:
+        return "expected attribute value"
+    if "opaque_body" in names and names <= {"opaque_body", "attribute", "','", "'}'"}:
+        return "expected '<'"  # an sdy attribute's parameters
+    if names == {"'->'"}:
+        return "expected '->' in function type"
+    if "SSA value" in names and names <= {"SSA value", "identifier", "string"}:
+        return "expected SSA operand"
     if names == {"','", "':'", "'='"}:
         return "expected '=' after SSA name"
     if names in ({"'}'", "identifier", "string"}, {"identifier", "string"}):
@@ -45,6 +58,28 @@ def expected_message(names: set[str], text: str, pos: int) -> str | None:
     if token.startswith("'"):
         return f"expected {token}"
     return None
+
+
+def symbol_name_message(names: set[str], text: str, pos: int) -> str | None:
+    """A custom op's ``parseSymbolName`` failing (reported at the current token)."""
+    if not names or not names <= {"symbol name", "visibility"}:
+        return None
+    m = _OP_BEFORE.search(text, 0, pos)
+    if m is None:
+        return None
+    return f"custom op '{m.group(1)}' expected valid '@'-identifier for symbol name"
+
+
+_OP_BEFORE = re.compile(r"([a-z_]+\.[a-z_]+)\s+(?:(?:private|public|nested)\s+)?$")
+
+
+def lexer_error_after(text: str, pos: int) -> tuple[int, str] | None:
+    """MLIR lexes one token ahead: consuming the token at ``pos`` lexes the next one, so a
+    lone ``.`` there is reported first (``expected three consecutive dots...``)."""
+    m = re.compile(r"[\w$.]+\s*").match(text, pos)
+    if m is None or not text.startswith(".", m.end()) or text.startswith("...", m.end()):
+        return None
+    return m.end() + 1, "expected three consecutive dots for an ellipsis"
 
 
 def glued_type_keyword(text: str, pos: int) -> int | None:
@@ -109,34 +144,44 @@ def unknown_op(name: str, text: str, pos: int, registered) -> str:
 
 def default_dialect(text: str, pos: int) -> str:
     """The default dialect at ``pos``: the regions still open there (a ``{`` ending its
-    line) and the op each belongs to, read from the line that opens it."""
+    line) and the op that opened each, the last op name starting a line at that depth."""
     stack = ["builtin"]
-    depth_kinds: list[bool] = []  # per open '{': is it a region?
-    for m in re.finditer(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|[{}]', text[:pos]):
+    owners: dict[int, tuple[str, str]] = {}  # region depth -> (quote, op name) last seen
+    braces: list[bool] = []  # per open '{': is it a region?
+    for m in _DIALECT_SCAN.finditer(text, 0, pos):
+        if m.group("op") is not None:
+            owners[len(stack)] = (m.group("quote"), m.group("op"))
+            continue
         token = m.group(0)
         if token == "{":
-            line_start = text.rfind("\n", 0, m.start()) + 1
             line_end = text.find("\n", m.end())
-            after = text[m.end():line_end if line_end >= 0 else len(text)]
-            region = after.strip() == "" or after.strip().startswith("//")
-            depth_kinds.append(region)
+            after = text[m.end():line_end if line_end >= 0 else len(text)].strip()
+            region = after == "" or after.startswith("//")
+            braces.append(region)
             if region:
-                stack.append(_region_dialect(text[line_start:m.start()], stack[-1]))
-        elif token == "}" and depth_kinds:
-            if depth_kinds.pop():
+                stack.append(_region_dialect(owners.get(len(stack)), stack[-1]))
+        elif token == "}" and braces:
+            if braces.pop():
+                owners.pop(len(stack), None)
                 stack.pop()
     return stack[-1]
 
 
-def _region_dialect(line: str, outer: str) -> str:
-    m = _OP_NAME_LINE.match(line)
-    if m is None or line.lstrip().startswith("}"):
+# an op name starting a line (a custom op's name has a dialect prefix; an attribute name
+# is followed by '='), a string, a comment, or a brace
+_DIALECT_SCAN = re.compile(
+    r'(?m)^[ \t]*(?:%[^=\n]*=[ \t]*)?(?P<quote>"?)(?P<op>[A-Za-z_][\w$]*\.[\w$.]+|module)'
+    r'(?=["\s({@<])(?![ \t]*=)|"(?:[^"\\\n]|\\.)*"|//[^\n]*|[{}]')
+
+
+def _region_dialect(owner: tuple[str, str] | None, outer: str) -> str:
+    if owner is None:
         return ""
-    quoted, name = m.groups()
+    quoted, name = owner
     if quoted:
         return outer  # a generic op pushes no default dialect
     if name in ("module", "builtin.module"):
         return "builtin"
-    if name in ("func.func", "func"):
+    if name == "func.func":
         return "func"
     return ""
