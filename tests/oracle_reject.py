@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, field
 from tests.conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "tools"))
-import corpus as corpus_tools  # noqa: E402
+import corpus as corpus_tools
 
 CLASSES = ("both accept", "identical", "same location", "different location",
            "ORACLE REJECTS, WE ACCEPT", "we reject, oracle accepts", "our crash", "oracle crash")

@@ -24,6 +24,8 @@ from shardy_ref.ir.types import (
     TOKEN,
     FloatType,
     FunctionType,
+    IndexType,
+    IntegerType,
     OpaqueType,
     RankedTensorType,
     TupleType,
@@ -439,6 +441,11 @@ class CoreBuilder(Transformer):
                 from shardy_ref.ir.floatfmt import bits_to_float
                 return ba.FloatAttr(bits_to_float(value, t.name), t)
             raise self.error(tok, "unexpected decimal integer literal for a floating point value")
+        if not isinstance(t, (IntegerType, IndexType)):
+            negative = str(tok).startswith("-")
+            raise ParseError(Location(self.filename, tok.line + self.line_offset,
+                                      tok.column + negative),
+                             "integer literal not valid for specified type")
         return ba.IntegerAttr(self._fit_integer(tok, value, t), t)
 
     def _fit_integer(self, tok, value: int, t) -> int:

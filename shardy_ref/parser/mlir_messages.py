@@ -41,7 +41,7 @@ def expected_message(names: set[str], text: str, pos: int) -> str | None:
         return "expected '=' after SSA name"
     if names in ({"'}'", "identifier", "string"}, {"identifier", "string"}):
         return "expected attribute name"
-    if names == {"','", "'='", "'}'"} or names == {"','", "'}'"} and _in_attr_dict(text, pos):
+    if names == {"','", "'='", "'}'"} or (names == {"','", "'}'"} and _in_attr_dict(text, pos)):
         return "expected '}' in attribute dictionary"
     if names == {"SSA value"}:
         return "expected SSA operand"

@@ -34,9 +34,7 @@ CASES = [
     (_call("%0:2 = call @g(%a) : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)")
      .replace("return %0 :", "return %0#0 :"), 5, 10,
      "'func.call' op incorrect number of results for callee"),
-    (_call("%0 = call @g(%a) : (tensor<4xf32>) -> tensor<2xf32>", result="tensor<2xf32>")
-     .replace("func.func @f(%a: tensor<4xf32>) -> tensor<2xf32>",
-              "func.func @f(%a: tensor<4xf32>) -> tensor<2xf32>"), 5, 8,
+    (_call("%0 = call @g(%a) : (tensor<4xf32>) -> tensor<2xf32>", result="tensor<2xf32>"), 5, 8,
      "'func.call' op result type mismatch at index 0"),
 ]
 
@@ -52,7 +50,8 @@ def test_func_checks(text, line, col, message):
 def test_private_declaration_and_valid_call_accepted():
     text = ("func.func private @g(%a: tensor<4xf32>) -> tensor<4xf32>\n"
             "func.func @f(%a: tensor<4xf32> {sdy.x = 1}) -> tensor<4xf32> {\n"
-            "  %0 = call @g(%a) : (tensor<4xf32>) -> tensor<4xf32>\n  return %0 : tensor<4xf32>\n}\n")
+            "  %0 = call @g(%a) : (tensor<4xf32>) -> tensor<4xf32>\n"
+            "  return %0 : tensor<4xf32>\n}\n")
     out, diagnostics = process_chunk(Chunk(text, 1), Options(), "t.mlir")
     assert out is not None and not diagnostics
 

@@ -27,7 +27,8 @@ CASES = [
      "unreduced={}>}) -> tensor<4xf32> {\n  return %a : tensor<4xf32>\n}\n", 2, 83,
      "expected string"),
     (MESH + F.format("  %0 = sdy.sharding_constraint %a <@m, [{}], replicated={}> : "
-                     "tensor<4xf32>"), 3, 58, "custom op 'sdy.sharding_constraint' expected string"),
+                     "tensor<4xf32>"), 3, 58,
+     "custom op 'sdy.sharding_constraint' expected string"),
     # unknown op names: the default dialect of the enclosing op
     ("foo\n", 1, 1, "custom op 'foo' is unknown (tried 'builtin.foo' as well)"),
     ("module {\n  foo\n}\n", 2, 3, "custom op 'foo' is unknown (tried 'builtin.foo' as well)"),
@@ -73,6 +74,8 @@ CASES = [
      "expected three consecutive dots for an ellipsis"),
     ("func.func @f(\n  %a: tensor<4xf32>\n) -> tensor<4xf32> {\n  %0 = stablehlo %a\n}\n",
      4, 8, "custom op 'stablehlo' is unknown (tried 'func.stablehlo' as well)"),
+    ("func.func @f() attributes {x = 2 : complex<f32>} {\n  return\n}\n", 1, 32,
+     "integer literal not valid for specified type"),
     # at the end of the input: one character back first
     ('sdy.mesh @mesh = <["x"=2]', 1, 25, "expected '>'"),
 ]
