@@ -23,6 +23,8 @@ from shardy_ref.ir.types import (
     TOKEN,
     FloatType,
     FunctionType,
+    IndexType,
+    IntegerType,
     OpaqueType,
     RankedTensorType,
     TupleType,
@@ -109,6 +111,22 @@ class CoreBuilder(Transformer):
                     f"{len(operand_types)}")
             self.pending[op] = PendingOperands(list(operands), list(operand_types))
         return op
+
+    def check_operand_types(self, op_name: str, operands, types, offset: int) -> None:
+        """A custom op's ``operands : types`` resolved one to one (MLIR's
+        ``resolveOperands``): their counts must match. ``offset`` is where the operand list
+        starts (its first operand, or what stands there)."""
+        if len(operands) != len(types):
+            raise ParseError(self.loc_at(offset),
+                             f"custom op '{op_name}' number of operands and types do not "
+                             f"match: got {len(operands)} operands and {len(types)} types")
+
+    def after_paren(self, tok) -> int:
+        """The offset of the first token after the ``(`` that follows ``tok``."""
+        i = self.text.find("(", tok.end_pos) + 1
+        while i < len(self.text) and self.text[i] in " \t\r\n":
+            i += 1
+        return i
 
     def region_with_args(self, region: Region, args) -> Region:
         """Give ``region``'s entry block the named arguments ``[(token, type), ...]``."""
@@ -316,11 +334,15 @@ class CoreBuilder(Transformer):
         tok, sym, operands, attrs, ftype = items
         attributes = dict(attrs.value) if attrs else {}
         attributes["callee"] = ba.SymbolRefAttr(lit.symbol_name(sym))
+        self.check_operand_types("func.call", operands or [], ftype.inputs,
+                                 operands[0].start_pos if operands else self.after_paren(sym))
         return self.make_op(tok, "func.call", operands or [], ftype.inputs, ftype.results,
                             attributes)
 
     def return_op(self, items):
         tok, attrs, operands, types = items
+        if operands:
+            self.check_operand_types("func.return", operands, types, operands[0].start_pos)
         return self.make_op(tok, "func.return", operands or [], types or [],
                             attributes=dict(attrs.value) if attrs else {})
 
@@ -420,6 +442,11 @@ class CoreBuilder(Transformer):
                 from shardy_ref.ir.floatfmt import bits_to_float
                 return ba.FloatAttr(bits_to_float(value, t.name), t)
             raise self.error(tok, "unexpected decimal integer literal for a floating point value")
+        if not isinstance(t, (IntegerType, IndexType)):
+            negative = str(tok).startswith("-")
+            raise ParseError(Location(self.filename, tok.line + self.line_offset,
+                                      tok.column + negative),
+                             "integer literal not valid for specified type")
         return ba.IntegerAttr(self._fit_integer(tok, value, t), t)
 
     def _fit_integer(self, tok, value: int, t) -> int:

@@ -186,6 +186,8 @@ class SdyBuilder:
 
     def sdy_return_op(self, items):
         tok, attrs, operands, types = items
+        if operands:
+            self.check_operand_types("sdy.return", operands, types, operands[0].start_pos)
         return self.make_op(tok, "sdy.return", operands or [], types or [],
                             attributes=self._attrs(attrs))
 

@@ -43,7 +43,7 @@ class StablehloBuilder:
         fmt = FORMATS.get(name)
         if fmt is None:
             from shardy_ref.parser.errors import _unknown_op
-            raise self.error(tok, _unknown_op(name))
+            raise self.error(tok, _unknown_op(name, self.text, tok.start_pos))
         queue = list(shlo_items or [])
         inherent: dict = {}
         for element in fmt.before:
@@ -62,6 +62,8 @@ class StablehloBuilder:
             raise self.error(_token_of(queue[0], tok), f"unexpected '{_text(queue[0])}' in "
                              f"'{name}'")
         operand_types, result_types = self._signature(tok, fmt.sig, types, len(operands))
+        if fmt.sig == "return" and operands:
+            self.check_operand_types(name, operands, operand_types, operands[0].start_pos)
         attributes = self._attrs(attrs)
         for key, value in inherent.items():
             attributes.setdefault(key, value)  # the attr-dict wins, as in MLIR
@@ -230,6 +232,8 @@ class StablehloBuilder:
         tok, target, operands, attrs, ftype = items
         attributes = {"call_target_name": ba.StringAttr(lit.symbol_name(target))}
         attributes.update(self._attrs(attrs))
+        self.check_operand_types("stablehlo.custom_call", operands or [], ftype.inputs,
+                                 tok.start_pos)
         return self.make_op(tok, "stablehlo.custom_call", operands or [], ftype.inputs,
                             ftype.results, attributes)
 

@@ -62,29 +62,85 @@ def translate_lark_error(e: UnexpectedInput, text: str, filename: str,
         found = None
         if text[pos] == "<" and _DIALECT_ID_BEFORE.search(text[max(0, pos - 200):pos]):
             found = unbalanced_dialect_body(text, pos, at)
-        found = found or _sdy_slot_error(e, text, pos, at)
+        if text[pos] == "<" or not _wants_sdy_attr(e, terminals):
+            found = found or _sdy_slot_error(e, text, pos, at)
         if found is not None:
             return found
     if isinstance(e, UnexpectedCharacters):
-        ch = text[e.pos_in_stream] if e.pos_in_stream < len(text) else ""
-        return ParseError(at(e.pos_in_stream), f"unexpected character '{ch}'")
+        return _unexpected_character(e, text, terminals, at)
     if isinstance(e, UnexpectedEOF) or (isinstance(e, UnexpectedToken)
                                         and e.token.type == "$END"):
+        # MLIR moves an error at the end of the buffer back one character first
         expected = getattr(e, "expected", None) or getattr(e, "accepts", None) or ()
-        return ParseError(at(_after_previous_token(text, len(text))),
-                          _expected_text(expected, terminals))
+        return ParseError(at(_after_previous_token(text, max(len(text) - 1, 0))),
+                          _mlir_expected(expected, terminals, text, len(text))
+                          or _expected_text(expected, terminals))
     if isinstance(e, UnexpectedToken):
         tok = e.token
         expected = e.accepts or e.expected
         if tok.type == "BARE_ID" and any(_OP_TERMINAL.match(n) for n in expected):
-            return ParseError(at(tok.start_pos), _unknown_op(str(tok)))
-        message = _expected_text(expected, terminals)
-        if message.startswith("expected") and not message.startswith("expected one of"):
-            return ParseError(at(_after_previous_token(text, tok.start_pos)), message)
-        return ParseError(at(tok.start_pos), f"{message}, got '{tok}'")
+            from shardy_ref.parser.mlir_messages import lexer_error_after
+
+            lexed = lexer_error_after(text, tok.start_pos)
+            if lexed is not None:
+                return ParseError(at(lexed[0]), lexed[1])
+            return ParseError(at(tok.start_pos), _unknown_op(str(tok), text, tok.start_pos))
+        return _unexpected(expected, terminals, text, tok.start_pos, at, str(tok))
     line = getattr(e, "line", 1)
     return ParseError(Location(filename, line + line_offset, getattr(e, "column", 1)),
                       str(e).splitlines()[0])
+
+
+# characters MLIR's lexer makes tokens of (Token::minus, question, star, ...) where ours
+# has no terminal: an error there is the parser's, about an unexpected token
+_MLIR_PUNCTUATION = frozenset("-?*+|")
+
+
+def _unexpected_character(e: UnexpectedCharacters, text: str, terminals, at) -> ParseError:
+    """A character our lexer has no token for: MLIR's lexer error for a lone ``.``
+    (after it), else the parser's error where MLIR lexes a token."""
+    pos = e.pos_in_stream
+    ch = text[pos] if pos < len(text) else ""
+    if ch == "." and not text.startswith("...", pos):
+        return ParseError(at(pos + 1), "expected three consecutive dots for an ellipsis")
+    if ch in _MLIR_PUNCTUATION and e.allowed:
+        return _unexpected(e.allowed, terminals, text, pos, at, ch)
+    return ParseError(at(pos), f"unexpected character '{ch}'")
+
+
+def _mlir_expected(expected, terminals, text: str, pos: int) -> str | None:
+    from shardy_ref.parser.mlir_messages import expected_message
+
+    return expected_message({_describe(n, terminals) for n in expected}, text, pos)
+
+
+def _unexpected(expected, terminals, text: str, pos: int, at, got: str) -> ParseError:
+    """An unexpected token at ``pos``: MLIR's message for what it expected there, just
+    after the previous token (``emitWrongTokenError``)."""
+    from shardy_ref.parser.mlir_messages import glued_type_keyword, symbol_name_message
+
+    symbol = symbol_name_message({_describe(n, terminals) for n in expected}, text, pos)
+    if symbol is not None:
+        return ParseError(at(pos), symbol)
+    keyword = glued_type_keyword(text, pos)
+    if keyword is not None:
+        return ParseError(at(_after_previous_token(text, keyword)),
+                          "expected non-function type")
+    message = _mlir_expected(expected, terminals, text, pos)
+    if message is not None:
+        return ParseError(at(_after_previous_token(text, pos)), message)
+    message = _expected_text(expected, terminals)
+    if message.startswith("expected") and not message.startswith("expected one of"):
+        return ParseError(at(_after_previous_token(text, pos)), message)
+    return ParseError(at(pos), f"{message}, got '{got}'")
+
+
+def _wants_sdy_attr(e: UnexpectedInput, terminals) -> bool:
+    """Whether the grammar wanted a whole sdy attribute (``#alias`` or ``<...>``, as after
+    ``sdy.mesh @m =``) rather than the bracketed slot of an sdy op."""
+    expected = getattr(e, "allowed", None) or getattr(e, "accepts", None) or \
+        getattr(e, "expected", None) or ()
+    return {_describe(n, terminals) for n in expected} == {"attribute", "opaque_body"}
 
 
 def _error_pos(e: UnexpectedInput) -> int | None:
@@ -158,14 +214,14 @@ def _sdy_slot_error(e: UnexpectedInput, text: str, pos: int, at) -> ParseError |
     return None
 
 
-def _unknown_op(name: str) -> str:
-    """MLIR's message for a pretty op name it does not know."""
-    from shardy_ref.ir.opdefs import op_def
+def _unknown_op(name: str, text: str, pos: int) -> str:
+    """MLIR's message for a pretty op name at ``pos`` it does not know."""
+    from shardy_ref.ir.opdefs import is_registered_dialect, op_def
+    from shardy_ref.parser.mlir_messages import unknown_op
+
     if op_def(name) is not None:
         return f"custom op '{name}' has no custom assembly form"
-    if "." in name:
-        return f"custom op '{name}' is unknown"
-    return f"custom op '{name}' is unknown (tried 'func.{name}' as well)"
+    return unknown_op(name, text, pos, is_registered_dialect)
 
 
 def _after_previous_token(text: str, pos: int) -> int:

@@ -98,7 +98,11 @@ class SdyAttrParser:
         return tok.start if tok else self.end
 
     def after_previous(self) -> int:
-        """Where MLIR reports a missing token: just after the previous one."""
+        """Where MLIR reports a missing token: just after the previous one (at the end of
+        the input, from one character before it, as ``emitWrongTokenError`` does)."""
+        if self.peek() is None and self.end >= len(self.text) > 0:
+            from shardy_ref.parser.errors import _after_previous_token
+            return _after_previous_token(self.text, len(self.text) - 1)
         return self.toks[self.pos - 1].end if self.pos else self.here()
 
     def next(self) -> _Tok:
@@ -378,15 +382,12 @@ class SdyAttrParser:
 
     def axis_list_in_braces(self) -> list[AxisRef]:
         self.expect("{")
-        if self.is_punct("}"):
-            axes: list = []
-        else:
-            try:
-                axes = self.axis_refs()
-            except SdyParseError as e:
-                e.errors.append((self.here(), "failed to parse axis list which is expected to be "
-                                 "an `ArrayRef<AxisRefAttr>`", True))
-                raise
+        try:
+            axes = self.axis_refs()  # at least one: upstream's FieldParser<SmallVector<...>>
+        except SdyParseError as e:
+            e.errors.append((self.here(), "failed to parse axis list which is expected to be "
+                             "an `ArrayRef<AxisRefAttr>`", True))
+            raise
         self.expect("}")
         return axes
 

@@ -16,6 +16,7 @@ from shardy_ref.ir.verify.stablehlo_structured import (
     _int,
     _ranked,
     _verify_reducer,
+    verify_i64_attrs,
 )
 
 
@@ -114,12 +115,8 @@ def verify_all_to_all(op: Operation, ctx: VerifyContext) -> None:
     count = _int(op.attributes.get("split_count"))
     if split is None or concat is None or count is None:
         return
-    for name, value in (("concat_dimension", concat), ("split_count", count),
-                        ("split_dimension", split)):
-        if value < (1 if name == "split_count" else 0):
-            kind = "positive" if name == "split_count" else "non-negative"
-            raise op_error(op, f"attribute '{name}' failed to satisfy constraint: 64-bit "
-                               f"signless integer attribute whose value is {kind}")
+    verify_i64_attrs(op, (("concat_dimension", "non-negative"), ("split_count", "positive"),
+                          ("split_dimension", "non-negative")))
     _verify_replica_groups(op, same_size=True, group_size=count)
     for operand in op.operand_types:
         if not isinstance(operand, RankedTensorType):

@@ -19,7 +19,7 @@ from shardy_ref.ir.stablehlo_attrs import (
     GatherDimensionNumbers,
     ScatterDimensionNumbers,
 )
-from shardy_ref.ir.types import I1, RankedTensorType, TupleType, Type
+from shardy_ref.ir.types import I1, I64, RankedTensorType, TupleType, Type
 from shardy_ref.ir.verify import VerifyContext, exit_verifier, op_error, op_verifier
 from shardy_ref.ir.verify.ods import verify_inferred_result_types
 
@@ -41,6 +41,19 @@ def _ints(attr) -> tuple[int, ...]:
 
 def _int(attr, default: int | None = None) -> int | None:
     return attr.value if isinstance(attr, IntegerAttr) else default
+
+
+def verify_i64_attrs(op: Operation, constraints: Sequence[tuple[str, str]]) -> None:
+    """ODS ``ConfinedAttr<I64Attr, [IntPositive | IntNonNegative]>`` attributes (checked in
+    name order, as ``verifyInvariantsImpl`` does): an i64 ``IntegerAttr`` in range."""
+    for name, kind in sorted(constraints):
+        attr = op.attributes.get(name)
+        if attr is None:
+            continue
+        if not (isinstance(attr, IntegerAttr) and attr.type == I64 and
+                attr.value >= (1 if kind == "positive" else 0)):
+            raise op_error(op, f"attribute '{name}' failed to satisfy constraint: 64-bit "
+                               f"signless integer attribute whose value is {kind}")
 
 
 def _compatible_dims(a, b) -> bool:
@@ -233,7 +246,9 @@ def _verify_conv_groups(op: Operation, lhs: RankedTensorType, rhs: RankedTensorT
 
 @op_verifier("stablehlo.convolution")
 def verify_convolution(op: Operation, ctx: VerifyContext) -> None:
-    """The structural part of ``inferConvolutionOp``: ranks, dimension numbers, groups."""
+    """The structural part of ``inferConvolutionOp``: ranks, dimension numbers, groups
+    (after the ODS constraints of the group counts)."""
+    verify_i64_attrs(op, (("batch_group_count", "positive"), ("feature_group_count", "positive")))
     dn = op.attributes.get("dimension_numbers")
     types = op.operand_types
     if not isinstance(dn, ConvDimensionNumbers) or len(types) != 2 or not _ranked(types):
