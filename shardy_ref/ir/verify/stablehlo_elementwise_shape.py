@@ -278,6 +278,15 @@ def _verify_broadcast_in_dim(op: Operation) -> None:
                              f"size of result dimension {d} ({out})")
 
 
+def _verify_reshape(op: Operation) -> None:
+    """``hlo::verifyReshapeOp``: static operand and result hold as many elements."""
+    operand, result = op.operand_types[0], op.result_types[0]
+    if operand.has_static_shape and result.has_static_shape and \
+            operand.num_elements != result.num_elements:
+        raise _error(op, f"number of output elements ({result.num_elements}) doesn't match "
+                         f"expected number of elements ({operand.num_elements})")
+
+
 def _verify_iota(op: Operation) -> None:
     result = op.result_types[0]
     if result.rank == 0:
@@ -583,7 +592,7 @@ SPECS.update({
                              (_i64_array("broadcast_dimensions"),),
                              (_compatible_element_types,), verify=_verify_broadcast_in_dim),
     "reshape": Spec((TENSOR_OR_PER_AXIS,), (T("F P I C Q QA", "static-or-bounded"),),
-                    traits=(_compatible_element_types,)),
+                    traits=(_compatible_element_types,), verify=_verify_reshape),
     "transpose": Spec((TENSOR_OR_PER_AXIS,), (TENSOR_OR_PER_AXIS,), (_i64_array("permutation"),),
                       (_compatible_element_types,), infer=_infer_transpose),
     "concatenate": Spec((T("F P I C Q", variadic=True),), (TENSOR,),
