@@ -29,6 +29,7 @@ from shardy_ref.ir.types import (
     I64,
     ComplexType,
     FloatType,
+    IndexType,
     IntegerType,
     OpaqueType,
     RankedTensorType,
@@ -86,13 +87,15 @@ _KINDS: dict[str, tuple[Callable[[Type], bool], str]] = {
     "Q": (_quant, "per-tensor integer quantized"),
     "QA": (_quant, "per-axis integer quantized"),
     "I32": (lambda t: t == I32, "32-bit signless integer"),
+    "IDX": (lambda t: isinstance(t, IndexType) or _int(t), "index or 2/4/8/16/32/64-bit integer"),
 }
 
 
 @dataclass(frozen=True, slots=True)
 class Tensor:
     """An ODS tensor constraint: element kinds (keys of ``_KINDS``), and the shape it
-    requires (``ranked``, ``0D``, ``static``, ``static-or-bounded``)."""
+    requires (``ranked``, ``0D``, ``1D``, ``static``, ``static-1D``,
+    ``static-or-bounded``)."""
 
     kinds: tuple[str, ...]
     shape: str = "ranked"
@@ -103,6 +106,10 @@ class Tensor:
             return False
         if self.shape == "0D" and t.shape:
             return False
+        if self.shape in ("1D", "static-1D") and len(t.shape) != 1:
+            return False
+        if self.shape == "static-1D" and not t.has_static_shape:
+            return False
         if self.shape == "static" and not t.has_static_shape:
             return False
         if self.shape == "static-or-bounded" and not t.has_static_shape and \
@@ -112,7 +119,9 @@ class Tensor:
 
     @property
     def summary(self) -> str:
-        what = {"ranked": "ranked tensor", "0D": "0D tensor", "static": "statically shaped tensor",
+        what = {"ranked": "ranked tensor", "0D": "0D tensor", "1D": "1D tensor",
+                "static-1D": "statically shaped 1-dimensional tensor",
+                "static": "statically shaped tensor",
                 "static-or-bounded": "statically shaped or single bounded dimension tensor"}
         text = f"{what[self.shape]} of {' or '.join(_KINDS[k][1] for k in self.kinds)} values"
         return f"variadic of {text}" if self.variadic else text
