@@ -484,7 +484,12 @@ _TOKEN = ((0, TOKEN),)
 _FEED = ((slice(0, -1), T("F P I C Q QA", variadic=True)), (-1, TOKEN))
 
 _ANY = T("F P I C Q")
-_ID = lambda op: [RankedTensorType((), UI32)]  # noqa: E731
+
+
+def _infer_id(op: Operation) -> list[Type]:
+    """``inferReplicaIdOp``/``inferPartitionIdOp``: ``tensor<ui32>``."""
+    return [RankedTensorType((), UI32)]
+
 
 register({
     "batch_norm_inference": _bn_spec(5, 1, (0,), (1, 2, 3, 4), True),
@@ -526,8 +531,8 @@ register({
     "outfeed": OpSpec(Counts(-1), (), _FEED, _TOKEN),
     "send": OpSpec(Counts(-1), (CHANNEL,), _FEED, _TOKEN, infer=_infer_send),
     "recv": OpSpec(Counts(1, None), (CHANNEL,), _TOKEN, verify=_verify_recv),
-    "replica_id": OpSpec(Counts(0), verify=_verify_id_result, infer=_ID),
-    "partition_id": OpSpec(Counts(0), verify=_verify_id_result, infer=_ID),
+    "replica_id": OpSpec(Counts(0), verify=_verify_id_result, infer=_infer_id),
+    "partition_id": OpSpec(Counts(0), verify=_verify_id_result, infer=_infer_id),
     "tuple": OpSpec(Counts(None), infer=lambda op: [TupleType(tuple(op.operand_types))]),
     "optimization_barrier": OpSpec(Counts(None, None), (),
                                    ((slice(None), TokenOr(T("F P I C Q", variadic=True))),),
