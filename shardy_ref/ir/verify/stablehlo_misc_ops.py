@@ -390,6 +390,12 @@ def _verify_collective_broadcast(op: Operation) -> None:
         seen.add(v)
 
 
+def _infer_broadcast_results(op: Operation) -> list[Type]:
+    """``inferCollectiveBroadcastOp``: the data operands' types (not the dynamic root)."""
+    types = list(op.operand_types)
+    return types[:-1] if "has_dynamic_root" in op.attributes else types
+
+
 def _infer_operands(op: Operation) -> list[Type]:
     return list(op.operand_types)
 
@@ -521,9 +527,10 @@ register({
     "collective_permute": OpSpec(Counts(1), (i64_elements("source_target_pairs"),),
                                  ((0, _ANY),), ((0, _ANY),), _verify_collective_permute,
                                  _infer_operands),
-    "collective_broadcast": OpSpec(Counts(1), (i64_elements("replica_groups"),),
-                                   ((0, _ANY),), ((0, _ANY),), _verify_collective_broadcast,
-                                   _infer_operands),
+    # variadic with has_dynamic_root in the StableHLO our interpreter runs (jaxlib's: one)
+    "collective_broadcast": OpSpec(Counts(None, None), (i64_elements("replica_groups"),),
+                                   verify=_verify_collective_broadcast,
+                                   infer=_infer_broadcast_results),
     "constant": OpSpec(Counts(0), infer=_infer_constant),
     "create_token": OpSpec(Counts(0), results=_TOKEN),
     "after_all": OpSpec(Counts(None), (), ((slice(None), T_TOKENS),), _TOKEN),
