@@ -249,6 +249,8 @@ CASES = [
      "'stablehlo.reshape' op result #0 must be statically shaped or single bounded dimension tensor of 4/6/8/16/32/64-bit float or bool or 2/4/8/16/32/64-bit integer or complex type with 32/64-bit float elements or per-tensor integer quantized or per-axis integer quantized values, but got 'tensor<?xf32>'"),
     ('%0 = "stablehlo.reshape"(%a) : (tensor<4xf32>) -> tensor<4xi32>',
      "'stablehlo.reshape' op requires compatible element types for all operands and results"),
+    ('%0 = stablehlo.reshape %b : (tensor<2x4xf32>) -> tensor<3x2xf32>',
+     "number of output elements (6) doesn't match expected number of elements (8)"),
     ('%0 = "stablehlo.iota"() {iota_dimension = 0 : i64} : () -> tensor<?xf32>',
      "'stablehlo.iota' op result #0 must be statically shaped tensor of 2/4/8/16/32/64-bit integer or 4/6/8/16/32/64-bit float or complex type with 32/64-bit float elements or per-tensor integer quantized values, but got 'tensor<?xf32>'"),
     ('%0 = "stablehlo.iota"() {iota_dimension = 0 : i64} : () -> tensor<4xi1>',

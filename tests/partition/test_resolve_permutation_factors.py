@@ -547,3 +547,22 @@ def test_pad_that_shifts_without_resizing_is_resolved():
     assert "sdy.manual_computation" in run_pipeline(text, HALO)
     out = run_pipeline(text, REPL)
     assert re.search(r'sdy.reshard %arg0 <@m4, \[\{\}, \{\}\]>', out)
+
+
+@needs_spmd
+def test_reshape_split_with_unrelated_axis_keeps_that_dim_whole():
+    """Corpus ``@reshape_2d_split_with_unrelated_axis``: the dim sharded by the automatic
+    axis "b" is not sliced inside the manual computation (it emitted a reshape from 4 to
+    8 elements)."""
+    text = (f"{_mesh_decl('m42')}\n"
+            "func.func @main(%arg0: tensor<6x4xi32> {sdy.sharding = #sdy.sharding<@m42, "
+            '[{"a"}, {"b"}]>}) -> tensor<2x3x4xi32> {\n'
+            "  %0 = stablehlo.reshape %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@m42, "
+            '[{"a":(1)2}, {"a":(2)2}, {"b"}]>]>} : (tensor<6x4xi32>) -> tensor<2x3x4xi32>\n'
+            "  return %0 : tensor<2x3x4xi32>\n}\n")
+    result = _halo_result(text)
+    assert "sdy.return %" in result and ": tensor<1x2x4xi32>" in result
+    x = np.arange(24, dtype=np.int32).reshape(6, 4) + 1
+    padded = np.concatenate([x, np.zeros((2, 4), np.int32)])
+    got = run_manual(result, _mesh("m42"), padded, 0)
+    assert np.array_equal(got[:2, :3, :], x.reshape(2, 3, 4))

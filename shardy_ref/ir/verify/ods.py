@@ -18,9 +18,18 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from shardy_ref.ir.builtin_attrs import DenseArrayAttr, DenseElementsAttr, IntegerAttr
 from shardy_ref.ir.diagnostics import VerifyError
 from shardy_ref.ir.operation import Operation
-from shardy_ref.ir.types import RankedTensorType, TokenType, Type, UnrankedTensorType, VectorType
+from shardy_ref.ir.stablehlo_attrs import StablehloEnum
+from shardy_ref.ir.types import (
+    IntegerType,
+    RankedTensorType,
+    TokenType,
+    Type,
+    UnrankedTensorType,
+    VectorType,
+)
 from shardy_ref.ir.verify import op_error
 
 
@@ -147,10 +156,7 @@ def _verify_invariants(op: Operation, spec: OdsSpec) -> None:
     for a in attrs:
         if a.required and a.name not in op.attributes:
             raise op_error(op, f"requires attribute '{a.name}'")
-    for a in attrs:
-        value = op.attributes.get(a.name)
-        if value is not None and not a.accepts(value):
-            raise op_error(op, f"attribute '{a.name}' failed to satisfy constraint: {a.summary}")
+    verify_attr_kinds(op, attrs)
     for what, constraint, types in (("operand", spec.operand_type, op.operand_types),
                                     ("result", spec.result_type, op.result_types)):
         for i, t in enumerate(types if constraint is not None else ()):
@@ -158,6 +164,123 @@ def _verify_invariants(op: Operation, spec: OdsSpec) -> None:
                 raise op_error(op, f"{what} #{i} must be {constraint.summary}, but got '{t}'")
     if spec.body_terminator is not None and len(op.regions[0].blocks) != 1:
         raise op_error(op, "region #0 ('body') failed to verify constraint: region with 1 blocks")
+
+
+def verify_attrs(op: Operation, attrs: Sequence[AttrConstraint]) -> None:
+    """ODS ``verifyInvariantsImpl`` for attributes: required ones (by name), then kinds."""
+    ordered = sorted(attrs, key=lambda a: a.name)
+    for a in ordered:
+        if a.required and a.name not in op.attributes:
+            raise op_error(op, f"requires attribute '{a.name}'")
+    verify_attr_kinds(op, ordered)
+
+
+def verify_attr_kinds(op: Operation, attrs: Sequence[AttrConstraint]) -> None:
+    for a in attrs:
+        value = op.attributes.get(a.name)
+        if value is not None and not a.accepts(value):
+            raise op_error(op, f"attribute '{a.name}' failed to satisfy constraint: {a.summary}")
+
+
+# -- counts, attribute kinds and type constraints of StableHLO-style specs -----------------
+
+@dataclass(frozen=True, slots=True)
+class Counts:
+    """ODS counts: an int is exact, ``None`` variadic, ``-n`` at least ``n``."""
+
+    operands: int | None
+    results: int | None = 1
+    regions: int = 0
+
+
+def _count_message(what: str, expected: int | None, actual: int) -> str | None:
+    """The messages of MLIR's ``ZeroX``/``OneX``/``NX``/``AtLeastNX`` traits."""
+    if expected is None or expected == actual or (expected < 0 and actual >= -expected):
+        return None
+    if expected < 0:
+        return f"expected {-expected} or more {what}s, but found {actual}"
+    if expected == 0:
+        return f"requires zero {what}s"
+    if expected == 1:
+        return "requires a single operand" if what == "operand" else f"requires one {what}"
+    if what == "operand":
+        return f"expected {expected} operands, but found {actual}"
+    return f"expected {expected} {what}s"
+
+
+def verify_counts(op: Operation, counts: Counts) -> None:
+    for what, expected, actual in (("region", counts.regions, len(op.regions)),
+                                   ("result", counts.results, op.num_results)):
+        message = _count_message(what, expected, actual)
+        if message:
+            raise op_error(op, message)
+    if op.successors:
+        raise op_error(op, "requires zero successors")
+    message = _count_message("operand", counts.operands, op.num_operands)
+    if message:
+        raise op_error(op, message)
+
+
+@dataclass(frozen=True, slots=True)
+class TokenOr:
+    """``HLO_Token``, or (with ``tensor``, a type constraint) ``HLO_TensorOrToken``."""
+
+    tensor: TypeConstraint | None = None
+    variadic: bool = False
+
+    def accepts(self, t: Type) -> bool:
+        return isinstance(t, TokenType) or (self.tensor is not None and self.tensor.accepts(t))
+
+    @property
+    def summary(self) -> str:
+        if self.tensor is not None:
+            return f"{self.tensor.summary} or token"
+        return "variadic of token" if self.variadic else "token"
+
+
+Where = int | slice  # an operand/result index (negative: from the end), or a variadic run
+
+
+def verify_types(op: Operation, what: str, constraints: Sequence[tuple[Where, TypeConstraint]],
+                 types: Sequence[Type]) -> None:
+    """ODS operand or result constraints, in order; each names the indices it covers."""
+    n = len(types)
+    for where, c in constraints:
+        if isinstance(where, slice):
+            indices = range(n)[where]
+        else:
+            indices = [where + n if where < 0 else where]
+        for i in indices:
+            if 0 <= i < n and not c.accepts(types[i]):
+                raise op_error(op, f"{what} #{i} must be {c.summary}, but got '{types[i]}'")
+
+
+def i64_array(name: str, required: bool = True) -> AttrConstraint:
+    return AttrConstraint(name, lambda a: isinstance(a, DenseArrayAttr)
+                          and getattr(a.element_type, "width", 0) == 64,
+                          "i64 dense array attribute", required)
+
+
+def i64_attr(name: str, bound: str = "") -> AttrConstraint:
+    low = {"non-negative": 0, "positive": 1}.get(bound)
+    summary = "64-bit signless integer attribute" + (f" whose value is {bound}" if bound else "")
+    return AttrConstraint(name, lambda a: isinstance(a, IntegerAttr) and a.type == IntegerType(64)
+                          and (low is None or a.value >= low), summary)
+
+
+def enum_attr(name: str, kind: str, summary: str) -> AttrConstraint:
+    return AttrConstraint(name, lambda a: isinstance(a, StablehloEnum) and a.kind == kind, summary)
+
+
+def i64_elements(name: str, required: bool = True) -> AttrConstraint:
+    return AttrConstraint(name, lambda a: isinstance(a, DenseElementsAttr)
+                          and a.element_type == IntegerType(64),
+                          "64-bit signless integer elements attribute", required)
+
+
+def bool_attr(name: str, required: bool = True) -> AttrConstraint:
+    return AttrConstraint(name, lambda a: isinstance(a, IntegerAttr)
+                          and a.type == IntegerType(1), "bool attribute", required)
 
 
 def _compatible_shapes(a: Type, b: Type) -> bool:

@@ -29,6 +29,7 @@ from shardy_ref.ir.types import (
     I64,
     ComplexType,
     FloatType,
+    IndexType,
     IntegerType,
     OpaqueType,
     RankedTensorType,
@@ -86,13 +87,15 @@ _KINDS: dict[str, tuple[Callable[[Type], bool], str]] = {
     "Q": (_quant, "per-tensor integer quantized"),
     "QA": (_quant, "per-axis integer quantized"),
     "I32": (lambda t: t == I32, "32-bit signless integer"),
+    "IDX": (lambda t: isinstance(t, IndexType) or _int(t), "index or 2/4/8/16/32/64-bit integer"),
 }
 
 
 @dataclass(frozen=True, slots=True)
 class Tensor:
     """An ODS tensor constraint: element kinds (keys of ``_KINDS``), and the shape it
-    requires (``ranked``, ``0D``, ``static``, ``static-or-bounded``)."""
+    requires (``ranked``, ``0D``, ``1D``, ``static``, ``static-1D``,
+    ``static-or-bounded``)."""
 
     kinds: tuple[str, ...]
     shape: str = "ranked"
@@ -103,6 +106,10 @@ class Tensor:
             return False
         if self.shape == "0D" and t.shape:
             return False
+        if self.shape in ("1D", "static-1D") and len(t.shape) != 1:
+            return False
+        if self.shape == "static-1D" and not t.has_static_shape:
+            return False
         if self.shape == "static" and not t.has_static_shape:
             return False
         if self.shape == "static-or-bounded" and not t.has_static_shape and \
@@ -112,7 +119,9 @@ class Tensor:
 
     @property
     def summary(self) -> str:
-        what = {"ranked": "ranked tensor", "0D": "0D tensor", "static": "statically shaped tensor",
+        what = {"ranked": "ranked tensor", "0D": "0D tensor", "1D": "1D tensor",
+                "static-1D": "statically shaped 1-dimensional tensor",
+                "static": "statically shaped tensor",
                 "static-or-bounded": "statically shaped or single bounded dimension tensor"}
         text = f"{what[self.shape]} of {' or '.join(_KINDS[k][1] for k in self.kinds)} values"
         return f"variadic of {text}" if self.variadic else text
@@ -276,6 +285,15 @@ def _verify_broadcast_in_dim(op: Operation) -> None:
             out = "-9223372036854775808" if result.shape[d] is None else result.shape[d]
             raise _error(op, f"size of operand dimension {i} ({size}) is not equal to 1 or "
                              f"size of result dimension {d} ({out})")
+
+
+def _verify_reshape(op: Operation) -> None:
+    """``hlo::verifyReshapeOp``: static operand and result hold as many elements."""
+    operand, result = op.operand_types[0], op.result_types[0]
+    if operand.has_static_shape and result.has_static_shape and \
+            operand.num_elements != result.num_elements:
+        raise _error(op, f"number of output elements ({result.num_elements}) doesn't match "
+                         f"expected number of elements ({operand.num_elements})")
 
 
 def _verify_iota(op: Operation) -> None:
@@ -583,7 +601,7 @@ SPECS.update({
                              (_i64_array("broadcast_dimensions"),),
                              (_compatible_element_types,), verify=_verify_broadcast_in_dim),
     "reshape": Spec((TENSOR_OR_PER_AXIS,), (T("F P I C Q QA", "static-or-bounded"),),
-                    traits=(_compatible_element_types,)),
+                    traits=(_compatible_element_types,), verify=_verify_reshape),
     "transpose": Spec((TENSOR_OR_PER_AXIS,), (TENSOR_OR_PER_AXIS,), (_i64_array("permutation"),),
                       (_compatible_element_types,), infer=_infer_transpose),
     "concatenate": Spec((T("F P I C Q", variadic=True),), (TENSOR,),

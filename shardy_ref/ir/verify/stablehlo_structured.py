@@ -267,12 +267,12 @@ def verify_convolution(op: Operation, ctx: VerifyContext) -> None:
 # -- reduce and the reduction regions ------------------------------------------------------
 
 def _verify_reducer(op: Operation, input_types: Sequence[RankedTensorType],
-                    init_types: Sequence[Type]) -> None:
+                    init_types: Sequence[Type], region: int = 0) -> None:
     """The counts of ``verifyReducerShape``: 2N block arguments, N returned tensors, each
-    of the accumulator's type."""
-    if not op.regions or not op.regions[0].blocks:
+    of the accumulator's type (the reducer is region ``region`` of ``op``)."""
+    if len(op.regions) <= region or not op.regions[region].blocks:
         return
-    block = op.regions[0].blocks[0]
+    block = op.regions[region].blocks[0]
     n = len(input_types)
     args = block.arg_types
     if len(args) != 2 * n:

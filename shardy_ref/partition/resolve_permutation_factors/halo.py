@@ -51,6 +51,11 @@ def manual_shard_count(sharding: TensorSharding, dim: int, mesh: Mesh, manual: s
     return count
 
 
+def _all_manual(sharding: TensorSharding, dim: int, manual: set[str]) -> bool:
+    """Whether every axis sharding ``dim`` is manual in the computation."""
+    return all(axis.name in manual for axis in sharding.dim_shardings[dim].axes)
+
+
 def _buffer(b: Builder, value: Value, dim: int, edge: int, padding: Value, ex: DimExchange,
             sharding: TensorSharding, mesh: Mesh, manual: set[str], local: TensorSharding,
             state: State, interior: int, fill_missing: bool) -> Value:
@@ -163,8 +168,11 @@ def halo_data_exchange(b: Builder, value: Value, info: DataExchange,
     for dim, ex in zip(sharded_dims, info.dim_exchanges, strict=True):
         # Upstream exchanges only dims that need communication; a dim whose shard size
         # changes without any (each window inside its own shard) still needs its window
-        # sliced out, else the local result has the wrong shape.
-        if ex.needs_comm or ex.s_footprint != exchanged.type.shape[dim]:
+        # sliced out, else the local result has the wrong shape. A dim also sharded by
+        # axes that stay automatic (a reshape's unrelated axis) is not cut by them here.
+        resized = ex.s_footprint != exchanged.type.shape[dim] and \
+            _all_manual(in_sharding, dim, manual)
+        if ex.needs_comm or resized:
             exchanged = exchange_dim(body, exchanged, local_padding, dim, ex, in_sharding, mesh,
                                      manual, window, state)
     emit.finish(body, [post(body, exchanged, local_padding, result_type)])
