@@ -213,9 +213,10 @@ def test_float_to_int_matches_python(dst, values):
 # -- bitcast_convert -----------------------------------------------------------------------
 def test_bitcast_is_little_endian():
     bits64 = [bool(0x0123456789ABCDEF >> i & 1) for i in range(64)]
-    assert apply("bitcast_convert", "i1", bits64, result="i64").tolist() == 0x0123456789ABCDEF
+    assert bitcast(np.array(bits64), IntegerType(1), IntegerType(64)).tolist() == \
+        0x0123456789ABCDEF
     one = np.array(0x0123456789ABCDEF, np.int64)
-    assert apply("bitcast_convert", "i64", one, result="i1").tolist() == bits64
+    assert bitcast(one, IntegerType(64), IntegerType(1)).tolist() == bits64
     z = np.array([0x0123456789ABCDEF, 0x0000000011111111], np.uint64).view(np.complex128)[0]
     halves = bitcast(np.array(z), ComplexType(FloatType("f64")), ComplexType(FloatType("f32")))
     assert halves.view(np.uint32).tolist() == [0x89ABCDEF, 0x01234567, 0x11111111, 0]

@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shardy_ref.execute import InterpreterError, run
+from shardy_ref.execute import run
+from shardy_ref.ir.diagnostics import VerifyError
 from tests.execute.kernel_harness import (
     assert_varying_matches,
     check_against_oracle,
@@ -161,7 +162,7 @@ def test_dynamic_conv_takes_its_padding_from_an_operand():
 def test_feature_counts_that_do_not_divide_are_an_error():
     p = random_conv(np.random.default_rng(1), "i32")
     p = dict(p, fg=p["fg"] + 5, bg=1)
-    with pytest.raises(InterpreterError):
+    with pytest.raises(VerifyError, match="to be a multiple of feature_group_count"):
         run(arg_module(p), p["lhs"], p["rhs"])
 
 

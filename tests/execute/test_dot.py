@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shardy_ref.execute import InterpreterError, run
+from shardy_ref.execute import run
 from shardy_ref.execute.kernels.dot import convert_elements, round_float
+from shardy_ref.ir.diagnostics import VerifyError
 from shardy_ref.ir.types import FloatType, IntegerType
 from tests.execute.kernel_harness import (
     assert_varying_matches,
@@ -178,7 +179,7 @@ def test_empty_contraction_gives_zeros():
 
 def test_mismatched_contracting_sizes_are_an_error():
     text = arg_module("tensor<2x3xf32>", "tensor<4x3xf32>", "tensor<2x3xf32>", lc=[1], rc=[0])
-    with pytest.raises(InterpreterError):
+    with pytest.raises(VerifyError, match="contracting dimension sizes must match"):
         run(text, np.zeros((2, 3), np.float32), np.zeros((4, 3), np.float32))
 
 

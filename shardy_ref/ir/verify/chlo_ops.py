@@ -10,6 +10,7 @@ after its body, as ``InferTypeOpInterface`` verifies with regions).
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -109,10 +110,23 @@ def compatible_shapes(a: Type, b: Type) -> bool:
     return len(a.shape) == len(b.shape) and all(map(compatible_dims, a.shape, b.shape))
 
 
+_QUANT = re.compile(r"!quant\.uniform<\s*([iu]\d+)\s*(?:<[^>]*>)?\s*:\s*([A-Za-z0-9]+)")
+
+
+def compatible_element(a: Type, b: Type) -> bool:
+    """StableHLO's ``isCompatibleElementTypeForHloTypeInference``: equal, or two quantized
+    types with the same storage and expressed types (scales, zero points and the quantized
+    dimension may differ, e.g. across a transpose)."""
+    if a == b:
+        return True
+    qa, qb = _QUANT.match(str(a)), _QUANT.match(str(b))
+    return qa is not None and qb is not None and qa.groups() == qb.groups()
+
+
 def compatible_types(a: Type, b: Type) -> bool:
-    """``hlo::isCompatibleForHloTypeInference`` for tensors: shapes compatible and element
-    types equal."""
-    return a.element_type == b.element_type and compatible_shapes(a, b)
+    """``hlo::isCompatibleForHloTypeInference`` for tensors: shapes and element types
+    compatible."""
+    return compatible_element(a.element_type, b.element_type) and compatible_shapes(a, b)
 
 
 def broadcast_dims(a, b):

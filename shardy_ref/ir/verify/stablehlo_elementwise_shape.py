@@ -38,6 +38,7 @@ from shardy_ref.ir.types import (
 from shardy_ref.ir.verify import VerifyContext, op_error, op_verifier
 from shardy_ref.ir.verify.chlo_ops import (
     compatible_dims,
+    compatible_element,
     compatible_lists,
     compatible_shapes,
     compatible_types,
@@ -158,7 +159,7 @@ def _compatible_operands_and_result_type(op: Operation) -> None:
 def _compatible_element_types(op: Operation) -> None:
     """``HLO_CompatibleOperandsAndResultElementType``."""
     types = _types(op)
-    if any(t.element_type != types[0].element_type for t in types):
+    if any(not compatible_element(t.element_type, types[0].element_type) for t in types):
         raise op_error(op, "requires compatible element types for all operands and results")
 
 
