@@ -262,6 +262,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=5.0)
     parser.add_argument("--show", type=int, default=3, help="examples printed per crash site")
     parser.add_argument("--save", metavar="DIR", help="write each failing mutant to DIR")
+    parser.add_argument("--progress", type=int, default=0, metavar="N",
+                        help="print the counts every N mutants")
     opts = parser.parse_args(argv)
     sys.setrecursionlimit(10000)
     rng = random.Random(opts.seed)
@@ -271,6 +273,10 @@ def main(argv: list[str] | None = None) -> int:
         text = pick_and_mutate(rng)
         outcome = run_one(text, opts.timeout)
         kinds[outcome.kind] += 1
+        if opts.progress and sum(kinds.values()) % opts.progress == 0:
+            print(f"{sum(kinds.values())}: " + " ".join(f"{k}={kinds[k]}" for k in
+                                                       ("ok", "error", "slow-program", *BAD)),
+                  flush=True)
         if outcome.kind in BAD:
             sites.setdefault(f"{outcome.kind}: {outcome.detail}", []).append(text)
             if opts.save:
