@@ -283,18 +283,19 @@ func.func @main(%a: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"},
     np.testing.assert_allclose(simulate(text, a, b)[0], a @ b, rtol=1e-5, atol=1e-5)
 
 
-def test_a_collective_on_a_sub_axis_that_does_not_divide_its_axis_is_a_located_error():
+@pytest.mark.parametrize("axis", ['"y":(2)2', '"y":(0)2'])
+def test_a_collective_on_a_sub_axis_that_does_not_divide_its_axis_is_a_located_error(axis):
     from shardy_ref.execute import compile_spmd
     from shardy_ref.ir.diagnostics import PassError
 
     text = """sdy.mesh @mesh = <["x"=2, "y"=2]>
 func.func @main(%a: tensor<4x4xi32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>})
     -> (tensor<4x4xi32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) {
-  %0 = sdy.all_reduce {"x", "y":(2)2} %a out_sharding=<@mesh, [{}, {}]> : tensor<4x4xi32>
+  %0 = sdy.all_reduce {"x", AXIS} %a out_sharding=<@mesh, [{}, {}]> : tensor<4x4xi32>
   return %0 : tensor<4x4xi32>
 }
-"""
+""".replace("AXIS", axis)
     with pytest.raises(PassError) as e:
         compile_spmd(text, filename="ar.mlir")
-    assert str(e.value).startswith("ar.mlir:4:8: error: 'sdy.all_reduce' op sub-axis "
-                                   '"y":(2)2 does not divide axis "y" of size 2')
+    assert str(e.value).startswith(f"ar.mlir:4:8: error: 'sdy.all_reduce' op sub-axis {axis} "
+                                   'does not divide axis "y" of size 2')

@@ -73,7 +73,8 @@ def _check_axes(axes: list, mesh: Mesh) -> None:
         full = sizes.get(axis.name)
         if full is None:
             raise InvalidAxes(f"axis {axis.params()} is not in the mesh")
-        if axis.is_sub_axis and (axis.size(mesh) <= 1 or full % axis.next_pre_size(mesh)):
+        if axis.is_sub_axis and (axis.pre_size < 1 or axis.size(mesh) <= 1
+                                 or full % axis.next_pre_size(mesh)):
             raise InvalidAxes(f"sub-axis {axis.params()} does not divide axis "
                               f"\"{axis.name}\" of size {full}")
 
