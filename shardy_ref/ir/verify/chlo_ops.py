@@ -110,7 +110,7 @@ def compatible_shapes(a: Type, b: Type) -> bool:
     return len(a.shape) == len(b.shape) and all(map(compatible_dims, a.shape, b.shape))
 
 
-_QUANT = re.compile(r"!quant\.uniform<\s*([iu]\d+)\s*(?:<[^>]*>)?\s*:\s*([A-Za-z0-9]+)")
+QUANT_TYPE = re.compile(r"!quant\.uniform<\s*([iu]\d+)\s*(?:<[^>]*>)?\s*:\s*([A-Za-z0-9]+)")
 
 
 def compatible_element(a: Type, b: Type) -> bool:
@@ -119,7 +119,7 @@ def compatible_element(a: Type, b: Type) -> bool:
     dimension may differ, e.g. across a transpose)."""
     if a == b:
         return True
-    qa, qb = _QUANT.match(str(a)), _QUANT.match(str(b))
+    qa, qb = QUANT_TYPE.match(str(a)), QUANT_TYPE.match(str(b))
     return qa is not None and qb is not None and qa.groups() == qb.groups()
 
 

@@ -30,7 +30,7 @@ from shardy_ref.ir.types import (
     Type,
 )
 from shardy_ref.ir.verify import VerifyContext, exit_verifier, op_error, op_verifier
-from shardy_ref.ir.verify.chlo_ops import infer_error
+from shardy_ref.ir.verify.chlo_ops import QUANT_TYPE, infer_error
 from shardy_ref.ir.verify.ods import (
     AttrConstraint,
     Counts,
@@ -478,8 +478,21 @@ def _verify_optimization_barrier(op: Operation) -> None:
 
 
 def _infer_constant(op: Operation) -> list[Type] | None:
+    """The value's type; a quantized result of the same shape whose storage type is the
+    value's element type is compatible too (``ConstantOp::isCompatibleReturnTypes``)."""
     value = op.attributes.get("value")
-    return [value.type] if isinstance(value, DenseElementsAttr) else None
+    if not isinstance(value, DenseElementsAttr):
+        return None
+    result = op.result_types[0] if op.result_types else None
+    if isinstance(result, RankedTensorType) and result.shape == value.type.shape:
+        quant = QUANT_TYPE.match(str(result.element_type))
+        if quant is not None:
+            storage = quant.group(1)
+            if storage.startswith("u"):  # quant's u8 is the builtin ui8
+                storage = "ui" + storage[1:]
+            if str(value.type.element_type) == storage:
+                return [result]
+    return [value.type]
 
 
 TOKEN = TokenOr()
