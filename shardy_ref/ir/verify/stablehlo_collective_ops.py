@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from shardy_ref.ir.builtin_attrs import DenseElementsAttr
 from shardy_ref.ir.operation import Operation
-from shardy_ref.ir.types import RankedTensorType
+from shardy_ref.ir.types import IntegerType, RankedTensorType
 from shardy_ref.ir.verify import VerifyContext, op_error, op_verifier
 from shardy_ref.ir.verify.stablehlo_structured import (
     _compatible_dims,
@@ -57,10 +57,11 @@ def verify_all_reduce(op: Operation, ctx: VerifyContext) -> None:
 @op_verifier("stablehlo.all_gather")
 def verify_all_gather(op: Operation, ctx: VerifyContext) -> None:
     """The dimension checks of ``verifyAllGatherOp``."""
-    dim = _int(op.attributes.get("all_gather_dim"))
+    attr = op.attributes.get("all_gather_dim")
+    dim = _int(attr)
     if dim is None:
         return
-    if dim < 0:
+    if dim < 0 or getattr(attr, "type", IntegerType(64)) != IntegerType(64):
         raise op_error(op, "attribute 'all_gather_dim' failed to satisfy constraint: 64-bit "
                            "signless integer attribute whose value is non-negative")
     _verify_replica_groups(op, same_size=True)
