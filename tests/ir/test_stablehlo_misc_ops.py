@@ -12,9 +12,10 @@ import re
 
 import pytest
 
-from shardy_ref.ir.diagnostics import ParseError, VerifyError
+from shardy_ref.ir.diagnostics import VerifyError
 from shardy_ref.ir.verify import verify_module
 from shardy_ref.parser import parse_module
+from tests.ir.message_cases import first_error, wrap
 
 # (id, function arguments, op, first error or None)
 CASES = [
@@ -731,18 +732,6 @@ CASES = [
      '%0 = "stablehlo.map"(%x) ({ ^bb0(%a: tensor<f32>): stablehlo.return %a : tensor<f32> }) {dimensions = array<i64: 0>} : (tensor<4xf32>) -> !stablehlo.token',
      "'stablehlo.map' op result #0 must be ranked tensor of 4/6/8/16/32/64-bit float or bool or 2/4/8/16/32/64-bit integer or complex type with 32/64-bit float elements or per-tensor integer quantized values, but got '!stablehlo.token'"),
 ]
-
-
-def wrap(args: str, op_line: str) -> str:
-    return f"func.func @main({args}) {{\n  {op_line}\n  return\n}}\n"
-
-
-def first_error(text: str) -> str | None:
-    try:
-        verify_module(parse_module(text, "-"))
-    except (VerifyError, ParseError) as e:
-        return e.message
-    return None
 
 
 @pytest.mark.parametrize(("args", "op_line", "message"), [c[1:] for c in CASES],

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from shardy_ref.ir.diagnostics import ParseError, VerifyError
+from shardy_ref.ir.diagnostics import VerifyError
 from shardy_ref.ir.verify import verify_module
 from shardy_ref.parser import parse_module
+from tests.ir.message_cases import first_error, wrap
 
 # (id, function arguments, op, first error or None)
 CASES = [
@@ -287,18 +288,6 @@ CASES = [
      '%0 = "stablehlo.reduce_scatter"(%a) ({ ^bb0(%x: tensor<f32>, %y: tensor<f32>): %s = stablehlo.add %x, %y : tensor<f32>\n stablehlo.return %s : tensor<f32> }) {scatter_dimension = 0 : i64, replica_groups = dense<[[0, 2]]> : tensor<1x2xi64>} : (tensor<4x4xf32>) -> tensor<2x4xf32>',
      'replica id #1 not seen in replica groups'),
 ]
-
-
-def wrap(args: str, op_line: str) -> str:
-    return f"func.func @main({args}) {{\n  {op_line}\n  return\n}}\n"
-
-
-def first_error(text: str) -> str | None:
-    try:
-        verify_module(parse_module(text, "-"))
-    except (VerifyError, ParseError) as e:
-        return e.message
-    return None
 
 
 @pytest.mark.parametrize(("args", "op_line", "message"), [c[1:] for c in CASES],
