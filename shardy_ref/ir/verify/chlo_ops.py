@@ -35,7 +35,12 @@ from shardy_ref.ir.types import (
     UnrankedTensorType,
 )
 from shardy_ref.ir.verify import VerifyContext, op_error, op_verifier
-from shardy_ref.ir.verify.ods import AttrConstraint, verify_inferred_result_types
+from shardy_ref.ir.verify.ods import (
+    AttrConstraint,
+    verify_attrs,
+    verify_inferred_result_types,
+    verify_repeating_types,
+)
 
 TENSORS = (RankedTensorType, UnrankedTensorType)
 
@@ -393,31 +398,16 @@ def _segment_sizes(op: Operation) -> None:
                                f"({sum(sizes.value)}) specified in attribute '{name}'")
 
 
-def _attributes(op: Operation, attrs) -> None:
-    for a in sorted(attrs, key=lambda a: a.name):
-        if a.required and a.name not in op.attributes:
-            raise op_error(op, f"requires attribute '{a.name}'")
-    for a in sorted(attrs, key=lambda a: a.name):
-        value = op.attributes.get(a.name)
-        if value is not None and not a.accepts(value):
-            raise op_error(op, f"attribute '{a.name}' failed to satisfy constraint: {a.summary}")
 
 
-def _types(op: Operation, spec: ChloSpec) -> None:
-    for what, constraints, types in (("operand", spec.operands, op.operand_types),
-                                     ("result", spec.results, op.result_types)):
-        for i, t in enumerate(types):
-            c = constraints[min(i, len(constraints) - 1)]
-            if not c.accepts(t):
-                raise op_error(op, f"{what} #{i} must be {c.summary}, but got '{t}'")
 
 
 def verify_chlo_op(op: Operation, ctx: VerifyContext) -> None:
     """ODS checks, traits, inferred result types, then ``verify()``."""
     spec = SPECS[op.name]
     _counts(op, spec)
-    _attributes(op, spec.attrs)
-    _types(op, spec)
+    verify_attrs(op, spec.attrs)
+    verify_repeating_types(op, spec.operands, spec.results)
     for trait in spec.traits:
         trait(op)
     if spec.infer is not None:

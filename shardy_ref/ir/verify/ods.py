@@ -175,6 +175,17 @@ def verify_attrs(op: Operation, attrs: Sequence[AttrConstraint]) -> None:
     verify_attr_kinds(op, ordered)
 
 
+def verify_repeating_types(op: Operation, operands: Sequence, results: Sequence) -> None:
+    """Operand then result type constraints, one per position, the last repeating (for the
+    variadic tail), as ODS reports the first that fails."""
+    for what, constraints, types in (("operand", operands, op.operand_types),
+                                     ("result", results, op.result_types)):
+        for i, t in enumerate(types):
+            c = constraints[min(i, len(constraints) - 1)]
+            if not c.accepts(t):
+                raise op_error(op, f"{what} #{i} must be {c.summary}, but got '{t}'")
+
+
 def verify_attr_kinds(op: Operation, attrs: Sequence[AttrConstraint]) -> None:
     for a in attrs:
         value = op.attributes.get(a.name)

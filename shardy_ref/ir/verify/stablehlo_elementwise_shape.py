@@ -44,7 +44,12 @@ from shardy_ref.ir.verify.chlo_ops import (
     compatible_types,
     infer_error,
 )
-from shardy_ref.ir.verify.ods import AttrConstraint, verify_inferred_result_types
+from shardy_ref.ir.verify.ods import (
+    AttrConstraint,
+    verify_attrs,
+    verify_inferred_result_types,
+    verify_repeating_types,
+)
 
 # -- element kinds (stablehlo/dialect/Base.td) ---------------------------------------------
 
@@ -664,32 +669,16 @@ def _counts(op: Operation, spec: Spec) -> None:
                                            f"{op.num_operands}"))
 
 
-def _attributes(op: Operation, attrs) -> None:
-    ordered = sorted(attrs, key=lambda a: a.name)
-    for a in ordered:
-        if a.required and a.name not in op.attributes:
-            raise op_error(op, f"requires attribute '{a.name}'")
-    for a in ordered:
-        value = op.attributes.get(a.name)
-        if value is not None and not a.accepts(value):
-            raise op_error(op, f"attribute '{a.name}' failed to satisfy constraint: {a.summary}")
 
 
-def _type_constraints(op: Operation, spec: Spec) -> None:
-    for what, constraints, types in (("operand", spec.operands, op.operand_types),
-                                     ("result", spec.results, op.result_types)):
-        for i, t in enumerate(types):
-            c = constraints[min(i, len(constraints) - 1)]
-            if not c.accepts(t):
-                raise op_error(op, f"{what} #{i} must be {c.summary}, but got '{t}'")
 
 
 def verify_stablehlo_op(op: Operation, ctx: VerifyContext) -> None:
     """ODS checks, traits, ``verify()``, then the inferred result type."""
     spec = SPECS[op.name.removeprefix("stablehlo.")]
     _counts(op, spec)
-    _attributes(op, spec.attrs)
-    _type_constraints(op, spec)
+    verify_attrs(op, spec.attrs)
+    verify_repeating_types(op, spec.operands, spec.results)
     for trait in spec.traits:
         trait(op)
     if spec.verify is not None:
