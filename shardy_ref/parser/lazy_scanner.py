@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import lark.lexer
 
-_HOT_AFTER = 24  # matches served by single regexes before a state compiles its alternation
+_HOT_AFTER = 200  # matches served by single regexes before a state compiles its alternation
 _single_cache: dict[tuple[str, int], object] = {}
 
 

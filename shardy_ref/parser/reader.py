@@ -1,10 +1,11 @@
 """``parse_module(text)``: MLIR text to a ``builtin.module`` op, or a located ParseError.
 
-The Lark LALR parser is built once per process from the cached grammar (Lark's
-``cache=True`` keeps the compiled tables on disk, so start-up stays small), with the IR
-builder applied as rules reduce. The cyclic garbage collector is paused while parsing:
-the parser allocates many small objects that are never garbage, and collection passes
-over them cost more than the parse itself on large modules (``../shared/STYLE.md``).
+The Lark LALR parser is loaded once per process from a snapshot of its tables
+(:mod:`shardy_ref.parser.parser_snapshot`; start-up matters, the harnesses start the tools
+once per test chunk), with the IR builder applied as rules reduce. The cyclic garbage
+collector is paused while parsing: the parser allocates many small objects that are never
+garbage, and collection passes over them cost more than the parse itself on large modules
+(``../shared/STYLE.md``).
 
 Parsing is re-entrant and thread-safe: the shared Lark parser keeps no per-parse state
 (lark 1.3's LALR frontend makes a fresh ``LexerThread``/``ParserState`` per ``parse``, and
@@ -107,14 +108,22 @@ def _parser(start: str = "start"):
 
 
 def _build_parser(start: str):
-    from lark import Lark
-
-    from shardy_ref.parser import lazy_scanner
+    """From the start-up snapshot if there is one (:mod:`shardy_ref.parser.parser_snapshot`),
+    else built by Lark (from Lark's own cache if there is one) and snapshotted."""
+    from shardy_ref.parser import lazy_scanner, parser_snapshot
     from shardy_ref.parser.grammar import grammar_text
     lazy_scanner.install()
-    return Lark(grammar_text(), parser="lalr", lexer="contextual",
-                transformer=_Forwarding(_builder_class()), start=start, cache=True,
-                maybe_placeholders=True, propagate_positions=False)
+    grammar = grammar_text()
+    options = {"parser": "lalr", "lexer": "contextual", "start": start,
+               "maybe_placeholders": True, "propagate_positions": False}
+    transformer = _Forwarding(_builder_class())
+    parser = parser_snapshot.load(grammar, start, transformer, options)
+    if parser is None:
+        from lark import Lark
+
+        parser = Lark(grammar, transformer=transformer, cache=True, **options)
+        parser_snapshot.save(parser, grammar, start)
+    return parser
 
 
 def parse_module(text: str, filename: str = "<stdin>", line_offset: int = 0,

@@ -352,7 +352,16 @@ def run(opts: Options, stdin=None, stdout=None, stderr=None) -> int:
     return 1 if failed else 0
 
 
+def single_threaded_blas() -> None:
+    """One BLAS thread unless the user asked for more (``OPENBLAS_NUM_THREADS``): these
+    tools run one small program per process (the harnesses start them once per test chunk),
+    and starting OpenBLAS's thread pool costs more CPU time (~0.1 s per start on 2 cores)
+    than its threads ever save here. Called before NumPy is first imported."""
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
 def main(argv: list[str] | None = None) -> int:
+    single_threaded_blas()
     return cli_main("shardy-ref-opt", parse_args, run, argv)
 
 

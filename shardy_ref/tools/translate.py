@@ -18,7 +18,14 @@ import io
 import sys
 from dataclasses import dataclass
 
-from shardy_ref.tools.opt import UsageError, cli_main, read_input, split_chunks, write_output
+from shardy_ref.tools.opt import (
+    UsageError,
+    cli_main,
+    read_input,
+    single_threaded_blas,
+    split_chunks,
+    write_output,
+)
 
 USAGE = __doc__.split("\n\n")[1]
 ARGS_USAGE = "--args=[dense<1> : tensor<2xi32>, ...]"
@@ -163,6 +170,7 @@ def run(opts: Options, stdin=None, stdout=None, stderr=None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    single_threaded_blas()
     return cli_main("shardy-ref-translate", parse_args, run, argv)
 
 
