@@ -24,8 +24,8 @@ from shardy_ref.execute.shards import (
 )
 from shardy_ref.ir.sdy_axes import AxisRef, Mesh, MeshAxis, SubAxisInfo
 from shardy_ref.ir.sdy_sharding import DimensionSharding, TensorSharding
+from shardy_ref.testing.strategies import axis_pieces, meshes
 from tests.profiles import examples
-from tests.strategies import axis_pieces, meshes
 
 X4Y2 = Mesh((MeshAxis("x", 4), MeshAxis("y", 2)), (7, 6, 5, 4, 3, 2, 1, 0))
 

@@ -1,4 +1,4 @@
-"""Properties of sdy attributes over random valid values (strategies in tests/strategies.py)."""
+"""Properties of sdy attributes over random valid values (shardy_ref.testing.strategies)."""
 from __future__ import annotations
 
 from hypothesis import given
@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from shardy_ref.ir.sdy_axes import AxisRef, SubAxisInfo
 from shardy_ref.ir.sdy_sharding import TensorShardingPerValue
 from shardy_ref.parser import parse_attribute
-from tests.strategies import meshes, op_sharding_rules, tensor_shardings
+from shardy_ref.testing.strategies import meshes, op_sharding_rules, tensor_shardings
 
 
 @given(meshes())

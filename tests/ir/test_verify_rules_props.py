@@ -22,7 +22,11 @@ from shardy_ref.ir.sdy_rules import DimMapping, OpShardingRule, TensorMapping, f
 from shardy_ref.ir.sdy_sharding import DimensionSharding, TensorSharding, TensorShardingPerValue
 from shardy_ref.ir.types import F32, RankedTensorType, UnrankedTensorType
 from shardy_ref.ir.verify import VerifyContext, _load_rules, verify_op
-from tests.strategies import propagation_edges, rule_tensor_types, verifiable_op_sharding_rules
+from shardy_ref.testing.strategies import (
+    propagation_edges,
+    rule_tensor_types,
+    verifiable_op_sharding_rules,
+)
 
 # generating a rule takes ~25 ms, so each property gets a small budget (whole file: ~5 s)
 FAST = settings(max_examples=25, deadline=None)

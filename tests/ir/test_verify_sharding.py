@@ -19,8 +19,8 @@ from shardy_ref.ir.sdy_sharding import TensorSharding
 from shardy_ref.ir.verify import collect_errors
 from shardy_ref.ir.verify.sharding import verify_mesh
 from shardy_ref.parser import parse_module
+from shardy_ref.testing.strategies import meshes
 from shardy_ref.tools.opt import Chunk, Options, process_chunk
-from tests.strategies import meshes
 
 SOME = settings(max_examples=60, deadline=None)
 

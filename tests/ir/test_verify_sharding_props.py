@@ -1,6 +1,6 @@
 """Properties of the tensor-sharding verifier (spec 003 §3.3-§3.19, upstream verifiers.cc).
 
-Valid shardings from ``tests/strategies.py`` always verify on a function argument, a
+Valid shardings from ``shardy_ref/testing/strategies.py`` always verify on a function argument, a
 ``sdy.sharding_constraint`` and an op result; one mutation that breaks a single rule
 is always rejected with that rule's message.
 """
@@ -21,7 +21,7 @@ from shardy_ref.ir.types import TOKEN, RankedTensorType
 from shardy_ref.ir.verify import collect_errors
 from shardy_ref.ir.verify.sharding import mesh_less, verify_tensor_sharding
 from shardy_ref.parser import parse_module
-from tests.strategies import (
+from shardy_ref.testing.strategies import (
     FREE_AXIS,
     meshes,
     proper_sub_axes,

@@ -14,8 +14,8 @@ from shardy_ref.partition.exports.remove_sub_axes_in_input_output_shardings impo
 from shardy_ref.partition.exports.update_non_divisible_input_output_shardings import (
     evenly_sharded,
 )
+from shardy_ref.testing.programs import random_program
 from tests.propagate.pass_helpers import run_pipeline
-from tests.propagate.strategies_propagation import random_program
 
 MESH_XY = 'sdy.mesh @mesh = <["x"=4, "y"=2]>'
 

@@ -8,8 +8,8 @@ import pytest
 from shardy_ref.ir.diagnostics import ShardyRefError
 from shardy_ref.parser import parse_attribute
 from shardy_ref.partition.common_axes import strict_prefix_of, truncate_without_overlap
+from shardy_ref.testing.programs import random_program
 from tests.propagate.pass_helpers import run_pipeline
-from tests.propagate.strategies_propagation import random_program
 
 MESH = 'sdy.mesh @mesh = <["x"=2, "y"=2]>\n'
 FULL = "func.func(sdy-insert-explicit-reshards{enable-full-version=true})"

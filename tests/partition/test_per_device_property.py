@@ -24,8 +24,8 @@ from shardy_ref.ir.value_sharding import get_func_result_sharding, get_sharding
 from shardy_ref.ir.verify import verify_module
 from shardy_ref.parser import parse_module, print_module
 from shardy_ref.pass_manager import PassContext, PassError, PassManager, parse_pipeline
+from shardy_ref.testing.strategies import axis_pieces
 from tests.profiles import examples
-from tests.strategies import axis_pieces
 
 PROPAGATE = "sdy-propagation-pipeline"
 DIM_SIZES = (2, 3, 4, 6, 8, 12, 16)

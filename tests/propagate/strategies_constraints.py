@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from shardy_ref.ir.sdy_axes import Mesh, MeshAxis
 from shardy_ref.ir.sdy_debug import ReductionOp
-from tests.strategies import tensor_shardings
+from shardy_ref.testing.strategies import tensor_shardings
 
 T = "tensor<8x8xf32>"
 MESH = Mesh((MeshAxis("a", 2), MeshAxis("b", 2)))

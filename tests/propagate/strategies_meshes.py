@@ -2,7 +2,7 @@
 (``sdy-lift-inlined-meshes``, ``sdy-inline-meshes``, ``sdy-remove-size-one-axes``) and
 manual computations for ``sdy-manual-axes-cleanup``.
 
-Shardings come from ``tests/strategies.py``; this module only places them: on function
+Shardings come from ``shardy_ref/testing/strategies.py``; this module only places them: on function
 arguments and results, in ``sdy.sharding`` of ops and on ``sdy.sharding_constraint``, bound
 to an ``sdy.mesh`` (possibly one of several equal ones) or to an inline mesh.
 """
@@ -18,7 +18,7 @@ from shardy_ref.ir.sdy_debug import ReductionOp
 from shardy_ref.ir.sdy_sharding import DimensionSharding, TensorSharding
 from shardy_ref.ir.verify import verify_module
 from shardy_ref.parser import parse_module
-from tests.strategies import meshes, tensor_shardings
+from shardy_ref.testing.strategies import meshes, tensor_shardings
 
 TYPE = "tensor<8x8xf32>"
 # names that collide with the ones the lift pass invents, to exercise symbol uniquing

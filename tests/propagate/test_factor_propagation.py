@@ -23,7 +23,7 @@ from shardy_ref.propagate.projection import (
     ShardingProjection,
     TensorFactorShardings,
 )
-from tests.strategies import axis_pieces, meshes
+from shardy_ref.testing.strategies import axis_pieces, meshes
 
 BOTH = PropagationDirection.BOTH
 FORWARD = PropagationDirection.FORWARD

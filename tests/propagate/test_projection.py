@@ -16,7 +16,7 @@ from shardy_ref.propagate.projection import (
     axis_list_prefix_status,
     distribute_axes_across_factors,
 )
-from tests.strategies import meshes, tensor_shardings
+from shardy_ref.testing.strategies import meshes, tensor_shardings
 
 MESH = Mesh((MeshAxis("x", 4), MeshAxis("y", 2)))
 X, Y = AxisRef("x"), AxisRef("y")

@@ -1,4 +1,4 @@
-"""Properties of propagation on random programs (``strategies_propagation.py``): user
+"""Properties of propagation on random programs (``shardy_ref/testing/programs.py``): user
 shardings are only ever extended, closed dimensions and replicated axes are respected, the
 output verifies and is a fixpoint; and, against real Shardy, the same output (issue 6)."""
 from __future__ import annotations
@@ -10,9 +10,9 @@ from shardy_ref.ir.func_attrs import function_type
 from shardy_ref.ir.value_sharding import get_func_result_sharding, get_sharding
 from shardy_ref.parser import parse_module
 from shardy_ref.propagate.projection import PrefixStatus, axis_list_prefix_status
+from shardy_ref.testing.programs import programs, random_program
 
 from .pass_helpers import run_pipeline
-from .strategies_propagation import programs, random_program
 
 STRATEGIES = ["sdy-basic-propagate", "sdy-aggressive-propagate", "sdy-op-priority-propagate",
               "sdy-user-priority-propagate"]

@@ -6,7 +6,8 @@ With ``enable-halo-exchange`` (the default) pads, slices and reverses exchange h
 between neighbour shards (:mod:`.pad_slice`, :mod:`.reverse`) and reshapes with
 indivisible splits do too (:mod:`.reshape`); whatever halo exchange cannot do, and every
 other op with a sharded permutation factor, is resolved by resharding those factors to
-replicated (:mod:`.replicate`).
+replicated (:mod:`.replicate`); so is a convolution's window-size factor when its windows
+do not tile the input (:mod:`.convolution`).
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from shardy_ref.ir.op_traits import is_terminator
 from shardy_ref.ir.operation import Operation
 from shardy_ref.ir.stablehlo_attrs import ChannelHandle
 from shardy_ref.ir.symbols import SymbolTable
+from shardy_ref.partition.resolve_permutation_factors.convolution import handle_convolution
 from shardy_ref.partition.resolve_permutation_factors.emit import State
 from shardy_ref.partition.resolve_permutation_factors.pad_slice import handle_pad, handle_slice
 from shardy_ref.partition.resolve_permutation_factors.replicate import (
@@ -52,6 +54,8 @@ def resolve_op(op: Operation, halo: bool, state: State) -> None:
     rule = get_or_create_sharding_rule(op, False, set_sharding_rule_on_op=False)
     if rule is None or rule.is_custom_rule:
         return
+    if op.name == "stablehlo.convolution":
+        handle_convolution(op, rule, state)
     factors = permutation_factors(op, rule)
     if not factors:
         return

@@ -1,7 +1,8 @@
-"""Random programs for propagation properties and differential tests: a mesh, user
-shardings on ``@main``'s arguments and results and on sharding constraints, and a chain of
-elementwise, dot_general, reshape, transpose, broadcast_in_dim, reduce and concatenate ops
-on static shapes (mostly divisible by the axis sizes, not always)."""
+"""Random sharded StableHLO programs, for propagation properties and differential tests: a
+mesh, user shardings on ``@main``'s arguments and results and on sharding constraints, and a
+chain of elementwise, dot_general, reshape, transpose, broadcast_in_dim, reduce and
+concatenate ops on static shapes (mostly divisible by the axis sizes, not always). The same
+seed gives the same program, so a failure is reproduced by its seed alone."""
 from __future__ import annotations
 
 import random
