@@ -10,8 +10,10 @@ line or ``builtin.module(sdy-foo{a=1},func.func(sdy-bar))`` with ``--pass-pipeli
 from __future__ import annotations
 
 import dataclasses
+import gc
 import importlib
 import re
+import threading
 import typing
 from contextlib import contextmanager, nullcontext, suppress
 from dataclasses import dataclass, field
@@ -371,6 +373,30 @@ def _add_pass(element: _Parsed, anchor: str | None) -> Pass:
 
 # -- running -----------------------------------------------------------------------------
 
+_FREEZE_LOCK = threading.Lock()
+_freeze_depth = [0]  # pipelines running in any thread, under the lock
+
+
+@contextmanager
+def _frozen_heap():
+    """Objects alive when the outermost pipeline starts (the module, mostly) are left out of
+    the cyclic collector's passes until it ends (``gc.freeze``): passes allocate as they go,
+    and every full collection would walk the whole module again, which made a 100k-op
+    propagation 10% slower than linear (``benchmarks/scale.py``). What the passes create and
+    drop is still collected."""
+    with _FREEZE_LOCK:
+        if _freeze_depth[0] == 0:
+            gc.freeze()
+        _freeze_depth[0] += 1
+    try:
+        yield
+    finally:
+        with _FREEZE_LOCK:
+            _freeze_depth[0] -= 1
+            if _freeze_depth[0] == 0:
+                gc.unfreeze()
+
+
 class PassManager:
     """Runs a pipeline on a module, verifying the IR after each pass (as mlir-opt does)."""
 
@@ -379,7 +405,8 @@ class PassManager:
         self.verify = verify
 
     def run(self, module: Operation, ctx: PassContext) -> None:
-        self._run_elements(self.pipeline, module, ctx)
+        with _frozen_heap():
+            self._run_elements(self.pipeline, module, ctx)
 
     def _run_elements(self, elements, op: Operation, ctx: PassContext) -> None:
         for element in elements:
