@@ -157,6 +157,36 @@ def test_fake_tool_perturbing_one_sharding_is_detected(tmp_path, capsys):
     parse_module(saved)  # the header is comments; the program still parses
 
 
+PICKY_TOOL = f"""
+import os, re, sys, tempfile
+sys.path.insert(0, {str(ROOT)!r})
+from shardy_ref.tools.opt import main
+path, *flags = sys.argv[1:]
+chunks = re.split(r"^// -----.*$\\n?", open(path).read(), flags=re.M)
+kept = [c for c in chunks if "stablehlo.tanh" not in c]
+if len(kept) < len(chunks):
+    sys.stderr.write("picky: error: I do not do tanh\\n")
+fd, kept_path = tempfile.mkstemp(suffix=".mlir")
+os.write(fd, "\\n// -----\\n".join(kept).encode())
+os.close(fd)
+status = main([kept_path, *flags]) if kept else 1
+sys.exit(status or int(len(kept) < len(chunks)))
+"""
+
+
+def test_tool_failing_on_one_program_of_a_batch(tmp_path, capsys):
+    script = tmp_path / "picky_sdy_opt.py"
+    script.write_text(PICKY_TOOL)
+    status = diff_cmd.main(["--tool", f"{sys.executable} {script}", "--pipeline",
+                            "sdy-propagation-pipeline", "--examples", "4", "--seed", "15",
+                            "--save", str(tmp_path), "--quiet"])
+    out = capsys.readouterr().out
+    assert status == 0
+    assert "seed 16: theirs-error: picky: error: I do not do tanh" in out, out
+    assert re.search(r"^agree\s+3\s+75.0$", out, re.M), out
+    assert re.search(r"^theirs-error\s+1\s+25.0$", out, re.M), out
+
+
 def test_failing_tool_is_theirs_error(tmp_path, capsys):
     status = diff_cmd.main(["--tool", "false", "--pipeline", "sdy-propagation-pipeline",
                             "--examples", "3", "--save", str(tmp_path), "--quiet"])

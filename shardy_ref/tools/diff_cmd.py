@@ -7,9 +7,8 @@ them structurally (:mod:`shardy_ref.tools.diff_compare`). Each program ends as a
 disagree, ours-error, theirs-error or both-error. A disagreement is shrunk
 (:mod:`shardy_ref.tools.diff_shrink`) and saved with the pipeline, both shardings and a
 one-line repro command; an error is saved as it is. The tool runs up to ``--batch``
-programs per call with ``-split-input-file`` (its start-up dominates); a batch that fails
-is halved until the failing programs run alone, so a tool without ``-split-input-file``
-still works, one program per call.
+programs per call with ``-split-input-file`` (its start-up dominates); the programs it
+fails on (or all, for a tool without ``-split-input-file``) run again one per call.
 """
 from __future__ import annotations
 
@@ -109,38 +108,58 @@ def _parse_theirs(text: str) -> Run:
         return Run(None, f"our parser rejects its output: {e}")
 
 
-def _call(tool: list[str], texts: list[str], pipeline: str, workdir: str) -> list[Run] | None:
-    """One call of the tool on ``texts`` (several: split input); None when it fails or its
-    output does not hold one module per program."""
+def _invoke(tool: list[str], text: str, pipeline: str, workdir: str, split: bool):
+    """Run the tool on ``text``: its CompletedProcess, or the OSError/timeout raised."""
     path = os.path.join(workdir, "input.mlir")
-    Path(path).write_text("\n// -----\n".join(texts), encoding="utf-8")
-    argv = [*tool, path, f"--pass-pipeline={pipeline}"]
-    if len(texts) > 1:
-        argv.append("-split-input-file")
+    Path(path).write_text(text, encoding="utf-8")
+    argv = [*tool, path, f"--pass-pipeline={pipeline}", *(["-split-input-file"] * split)]
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, errors="replace",
-                              timeout=TIMEOUT + len(texts), check=False)
+        return subprocess.run(argv, capture_output=True, text=True, errors="replace",
+                              timeout=TIMEOUT + text.count("// -----"), check=False)
     except (OSError, subprocess.TimeoutExpired) as e:
-        return None if len(texts) > 1 else [Run(None, f"cannot run the tool: {e}")]
-    outputs = _SPLIT.split(done.stdout) if len(texts) > 1 else [done.stdout]
-    if done.returncode == 0 and len(outputs) == len(texts):
-        return [_parse_theirs(o) for o in outputs]
-    if len(texts) > 1:
-        return None
+        return e
+
+
+def run_one(tool: list[str], text: str, pipeline: str, workdir: str) -> Run:
+    done = _invoke(tool, text, pipeline, workdir, split=False)
+    if isinstance(done, Exception):
+        return Run(None, f"cannot run the tool: {done}")
+    if done.returncode == 0:
+        return _parse_theirs(done.stdout)
     message = done.stderr.strip() or f"exit status {done.returncode}"
-    return [Run(None, message.splitlines()[0][:500])]
+    return Run(None, message.splitlines()[0][:500])
+
+
+def _tag(i: int) -> str:
+    return f"shardy_ref_diff_{i}"
+
+
+def _batch(tool: list[str], texts: list[str], pipeline: str, workdir: str) -> list:
+    """One call on all ``texts`` (``-split-input-file``), each wrapped in a module named
+    after its index so that outputs are matched to programs even when the tool leaves out
+    the ones it failed on: a Run per program, None where no output matched."""
+    joined = "\n// -----\n".join(f"module @{_tag(i)} {{\n{t}\n}}" for i, t in enumerate(texts))
+    done = _invoke(tool, joined, pipeline, workdir, split=True)
+    runs: list = [None] * len(texts)
+    if isinstance(done, Exception):
+        return runs
+    tags = {_tag(i): i for i in range(len(texts))}
+    for output in _SPLIT.split(done.stdout):
+        run = _parse_theirs(output)
+        name = run.module.attributes.get("sym_name") if run.module is not None else None
+        i = tags.get(getattr(name, "value", None))
+        if i is not None:
+            run.module.attributes.pop("sym_name")
+            runs[i] = run
+    return runs
 
 
 def run_theirs(tool: list[str], texts: list[str], pipeline: str, workdir: str) -> list[Run]:
-    """The tool's result on each program: all in one call, else each half on its own."""
-    if not texts:
-        return []
-    runs = _call(tool, texts, pipeline, workdir)
-    if runs is not None:
-        return runs
-    half = len(texts) // 2
-    return (run_theirs(tool, texts[:half], pipeline, workdir)
-            + run_theirs(tool, texts[half:], pipeline, workdir))
+    """The tool's result on each program: one call for all of them, then one call for
+    each program that has no output of that call (to report its error)."""
+    runs = _batch(tool, texts, pipeline, workdir) if len(texts) > 1 else [None] * len(texts)
+    return [run if run is not None else run_one(tool, text, pipeline, workdir)
+            for run, text in zip(runs, texts)]
 
 
 def judge(ours: Run, theirs: Run) -> Verdict:
