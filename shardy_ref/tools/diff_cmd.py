@@ -227,18 +227,16 @@ class Session:
         return path
 
 
-def _ops(text: str) -> int:
-    return sum(1 for line in text.splitlines() if " = " in line and "func.func" not in line)
-
-
 def report_one(session: Session, seed: int, text: str, verdict: Verdict, shrink: bool,
                out) -> None:
     """Shrink a disagreement, save it (errors too, as they are) and print one line."""
     note = ""
     if verdict.outcome == "disagree" and shrink:
+        from shardy_ref.tools.diff_shrink import op_count
+
         small, after = session.shrink(text)
         if after.outcome == "disagree":
-            note = f" (shrunk from {_ops(text)} to {_ops(small)} ops)"
+            note = f" (shrunk from {op_count(text)} to {op_count(small)} ops)"
             text, verdict = small, after
     path = session.save_program(seed, text, verdict, note)
     first = verdict.detail.splitlines()[0] if verdict.detail else ""

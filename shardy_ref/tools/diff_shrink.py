@@ -1,8 +1,9 @@
 """Greedy shrinking of a program two tools disagree on, for ``shardy-ref diff``.
 
 Each round lists the one-step simplifications of the current program (delete an op whose
-results only the ``return`` uses, with those function results; drop a sharding
-constraint, an argument's or a result's user sharding; delete an unused argument), asks
+results only the ``return`` uses, with those function results; drop a function result;
+drop a sharding constraint, an argument's or a result's user sharding; delete an unused
+argument), asks
 ``still_disagrees`` which of them keep the disagreement (all at once, so the other tool
 runs them in one batch) and continues from the first that does, until none does.
 """
@@ -58,6 +59,12 @@ def _delete_op(f: int, k: int) -> Edit:
     return edit
 
 
+def _drop_result(f: int, i: int) -> Edit:
+    def edit(module: Operation) -> None:
+        _drop_func_results(_funcs(module)[f], {i})
+    return edit
+
+
 def _drop_constraint(f: int, k: int) -> Edit:
     def edit(module: Operation) -> None:
         op = _body_ops(_funcs(module)[f])[k]
@@ -102,6 +109,8 @@ def edits(module: Operation) -> Iterator[Edit]:
             if op.name == "sdy.sharding_constraint":
                 yield _drop_constraint(f, k)
         ftype = function_type(func)
+        if len(ftype.results) > 1:
+            yield from (_drop_result(f, i) for i in reversed(range(len(ftype.results))))
         for i in range(len(ftype.inputs)):
             if get_arg_attr(func, i, "sdy.sharding") is not None:
                 yield _drop_sharding(f, "arg", i)
@@ -111,6 +120,12 @@ def edits(module: Operation) -> Iterator[Edit]:
         for arg in reversed(func.regions[0].blocks[0].args):
             if not arg.has_uses:
                 yield _delete_arg(f, arg.index)
+
+
+def op_count(text: str) -> int:
+    """The ops in the functions of ``text`` (terminators included)."""
+    return sum(sum(1 for op in func.walk() if op is not func)
+               for func in _funcs(parse_module(text)))
 
 
 def candidates(text: str) -> list[str]:
