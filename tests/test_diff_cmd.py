@@ -76,6 +76,25 @@ def test_missing_sharding_and_extra_op_disagree():
     assert (d.ours, d.theirs) == ("op func.return", "op sdy.reshard")
 
 
+GATHER = """
+sdy.mesh @mesh = <["a"=2, "b"=2]>
+func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {"b"}]>})
+    -> tensor<8x8xf32> {
+  %0 = sdy.all_gather [{"a"}, {}] %arg0 out_sharding=<@mesh, [{}, {"b"}]> : tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+"""
+
+
+def test_collectives_on_other_axes_disagree():
+    theirs = GATHER.replace('[{"a"}, {}] %arg0 out_sharding=<@mesh, [{}, {"b"}]>',
+                            '[{}, {"b"}] %arg0 out_sharding=<@mesh, [{"a"}, {}]>')
+    d = compare(parse_module(GATHER), parse_module(theirs))
+    assert d.where == "@main op sdy.all_gather [ours 2 ops, theirs 2]"
+    assert d.ours.endswith('gathering_axes = #sdy<list_of_axis_ref_lists[{"a"}, {}]>}')
+    assert d.theirs.endswith('gathering_axes = #sdy<list_of_axis_ref_lists[{}, {"b"}]>}')
+
+
 BIG = """
 sdy.mesh @mesh = <["a"=2, "b"=2]>
 func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>},

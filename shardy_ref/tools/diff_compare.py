@@ -1,5 +1,6 @@
 """The structural comparison behind ``shardy-ref diff``: two modules agree when every
-function has the same ops in the same order and every value (arguments, op results, block
+function has the same ops in the same order (sdy ops with the same non-sharding
+attributes, e.g. a collective's axes) and every value (arguments, op results, block
 arguments of nested regions, then the function's results) carries the same sharding.
 
 A sharding is compared with its mesh symbol resolved to the mesh itself (``@mesh`` and
@@ -22,8 +23,8 @@ from shardy_ref.parser.names import NameState
 
 @dataclass(frozen=True, slots=True)
 class Entry:
-    """One position of a function in program order: an op (``op`` is its name, ``sharding``
-    unused) or a value (``op`` is None) with its normalized sharding (None: none)."""
+    """One position of a function in program order: an op (``op`` is :func:`op_key`,
+    ``sharding`` unused) or a value (``op`` is None) with its normalized sharding (None: none)."""
 
     where: str  # for messages: "@main %3 (result 0 of stablehlo.add)"
     op: str | None
@@ -79,7 +80,7 @@ def entries(module: Operation, func: Operation) -> Iterator[Entry]:
     for op in func.walk():
         if op is func:
             continue
-        yield Entry(f"{fname} op {op.name}", op.name, None)
+        yield Entry(f"{fname} op {op.name}", op_key(op), None)
         for r in op.results:
             yield value(r, f"result {r.index} of {op.name}")
         for region in op.regions:
@@ -89,6 +90,20 @@ def entries(module: Operation, func: Operation) -> Iterator[Entry]:
     for i in range(len(function_type(func).results)):
         yield Entry(f"{fname} result {i}", None,
                     normalized(get_result_attr(func, i, "sdy.sharding"), module))
+
+
+_SHARDING_ATTRS = frozenset({"sharding", "out_sharding", "in_shardings", "out_shardings"})
+
+
+def op_key(op: Operation) -> str:
+    """What must match between two ops at the same position: the name and, for sdy ops
+    (collectives, manual computations), their attributes other than shardings (a
+    collective's axes), which have no mesh symbols to resolve."""
+    if not op.name.startswith("sdy."):
+        return op.name
+    attrs = ", ".join(f"{k} = {v}" for k, v in sorted(op.attributes.items())
+                      if k not in _SHARDING_ATTRS)
+    return f"{op.name} {{{attrs}}}" if attrs else op.name
 
 
 def _show(entry: Entry | None) -> str:
