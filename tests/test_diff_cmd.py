@@ -230,3 +230,20 @@ def test_oracle_agrees_on_20_random_programs(tmp_path, capsys):
     out = capsys.readouterr().out
     assert status == 0, out
     assert "agreement: 100.0% of 20 programs" in out
+
+
+def test_files_instead_of_random_programs(tmp_path, capsys):
+    script = tmp_path / "fake_sdy_opt.py"
+    script.write_text(FAKE_TOOL)
+    (tmp_path / "big.mlir").write_text(BIG)
+    (tmp_path / "same.mlir").write_text(OURS)
+    status = diff_cmd.main(["--tool", f"{sys.executable} {script}", "--pipeline",
+                            "sdy-propagation-pipeline", "--save", str(tmp_path / "out"),
+                            "--no-shrink", "--quiet", str(tmp_path / "big.mlir"),
+                            str(tmp_path / "same.mlir")])
+    out = capsys.readouterr().out
+    assert status == 0
+    assert f"{tmp_path / 'big.mlir'}: disagree: @main %1 (result 0 of stablehlo.tanh)" in out
+    assert "agreement: 50.0% of 2 programs" in out
+    assert (tmp_path / "out" / "big.mlir").read_text().startswith(
+        f"// shardy-ref diff: {tmp_path / 'big.mlir'}, disagree\n")

@@ -1,10 +1,10 @@
 """``shardy-ref diff``: differential testing against another sdy_opt-compatible tool.
 
 For N random programs (:func:`shardy_ref.testing.programs.random_program`, seeds S, S+1,
-...) it runs our pass pipeline in-process and the other tool as ``CMD FILE
---pass-pipeline=builtin.module(PASSES)``, parses both outputs with our parser and compares
-them structurally (:mod:`shardy_ref.tools.diff_compare`). Each program ends as agree,
-disagree, ours-error, theirs-error or both-error. A disagreement is shrunk
+...), or the module files given, it runs our pass pipeline in-process and the other tool
+as ``CMD FILE --pass-pipeline=builtin.module(PASSES)``, parses both outputs with our parser
+and compares them structurally (:mod:`shardy_ref.tools.diff_compare`). Each program ends as
+agree, disagree, ours-error, theirs-error or both-error. A disagreement is shrunk
 (:mod:`shardy_ref.tools.diff_shrink`) and saved with the pipeline, both shardings and a
 one-line repro command; an error is saved as it is. The tool runs up to ``--batch``
 programs per call with ``-split-input-file`` (its start-up dominates); the programs it
@@ -59,6 +59,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="passes, e.g. sdy-propagation-pipeline (wrapped in builtin.module())")
     p.add_argument("--examples", type=int, default=100, metavar="N", help="programs (100)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="first seed (0)")
+    p.add_argument("files", nargs="*", metavar="FILE",
+                   help="diff these modules instead of random programs")
     p.add_argument("--save", default="shardy-ref-diff", metavar="DIR",
                    help="where disagreements go, as SEED.mlir (./shardy-ref-diff)")
     p.add_argument("--min-agreement", type=float, default=0.0, metavar="PCT",
@@ -208,12 +210,14 @@ class Session:
         small = shrink(text, self.still_disagrees)
         return small, self.verdicts([small])[0]
 
-    def save_program(self, seed: int, text: str, verdict: Verdict, note: str = "") -> Path:
-        """Write ``SEED.mlir``: a header with the outcome, both shardings and a repro."""
+    def save_program(self, name: str, label: str, text: str, verdict: Verdict,
+                     note: str = "") -> Path:
+        """Write ``NAME.mlir`` (the seed or the input file's stem): a header with the
+        outcome, both shardings and a repro command, then the program."""
         self.save.mkdir(parents=True, exist_ok=True)
-        path = self.save / f"{seed}.mlir"
+        path = self.save / f"{name}.mlir"
         quoted = shlex.quote(f"--pass-pipeline={self.pipeline}")
-        header = [f"// shardy-ref diff: seed {seed}, {verdict.outcome}{note}",
+        header = [f"// shardy-ref diff: {label}, {verdict.outcome}{note}",
                   f"// tool: {self.tool_text}", f"// pipeline: {self.pipeline}"]
         d = verdict.difference
         if d is not None:
@@ -227,8 +231,8 @@ class Session:
         return path
 
 
-def report_one(session: Session, seed: int, text: str, verdict: Verdict, shrink: bool,
-               out) -> None:
+def report_one(session: Session, names: tuple[str, str], text: str, verdict: Verdict,
+               shrink: bool, out) -> None:
     """Shrink a disagreement, save it (errors too, as they are) and print one line."""
     note = ""
     if verdict.outcome == "disagree" and shrink:
@@ -238,9 +242,10 @@ def report_one(session: Session, seed: int, text: str, verdict: Verdict, shrink:
         if after.outcome == "disagree":
             note = f" (shrunk from {op_count(text)} to {op_count(small)} ops)"
             text, verdict = small, after
-    path = session.save_program(seed, text, verdict, note)
+    name, label = names
+    path = session.save_program(name, label, text, verdict, note)
     first = verdict.detail.splitlines()[0] if verdict.detail else ""
-    out.write(f"seed {seed}: {verdict.outcome}: {first[:300]} -> {path}\n")
+    out.write(f"{label}: {verdict.outcome}: {first[:300]} -> {path}\n")
 
 
 def summary(counts: Counter, total: int) -> tuple[str, float]:
@@ -256,32 +261,53 @@ def summary(counts: Counter, total: int) -> tuple[str, float]:
     return "\n".join(lines), agreement
 
 
+def _programs(opts) -> list[tuple[str, str, object]]:
+    """``(name of the saved file, label, file or seed)`` per program: the files given,
+    else the random seeds."""
+    if opts.files:
+        return [(Path(f).stem, f, f) for f in opts.files]
+    return [(str(seed), f"seed {seed}", seed)
+            for seed in range(opts.seed, opts.seed + opts.examples)]
+
+
+def _text(source) -> str:
+    from shardy_ref.testing.programs import random_program
+
+    if isinstance(source, int):
+        return random_program(source)
+    return Path(source).read_text(encoding="utf-8", errors="surrogateescape")
+
+
 def main(argv: list[str]) -> int:
     opts = _parser().parse_args(argv)
     if opts.examples < 0 or opts.batch < 1:
         sys.stderr.write("shardy-ref diff: --examples must be >= 0 and --batch >= 1\n")
         return 1
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    from shardy_ref.testing.programs import random_program
-
+    programs = _programs(opts)
     counts: Counter = Counter()
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="shardy-ref-diff-") as workdir:
         session = Session(shlex.split(opts.tool), opts.tool, full_pipeline(opts.pipeline),
                           Path(opts.save), opts.batch, workdir)
-        seeds = range(opts.seed, opts.seed + opts.examples)
-        for i in range(0, len(seeds), opts.batch):
-            chunk = seeds[i:i + opts.batch]
-            texts = [random_program(s) for s in chunk]
-            for seed, text, verdict in zip(chunk, texts, session.verdicts(texts)):
+        for i in range(0, len(programs), opts.batch):
+            chunk = programs[i:i + opts.batch]
+            try:
+                texts = [_text(source) for _, _, source in chunk]
+            except OSError as e:
+                sys.stderr.write(f"shardy-ref diff: cannot read {e.filename}: {e.strerror}\n")
+                return 1
+            for (name, label, _), text, verdict in zip(chunk, texts,
+                                                       session.verdicts(texts)):
                 counts[verdict.outcome] += 1
                 if verdict.outcome not in ("agree", "both-error"):
-                    report_one(session, seed, text, verdict, not opts.no_shrink, sys.stdout)
+                    report_one(session, (name, label), text, verdict, not opts.no_shrink,
+                               sys.stdout)
             if not opts.quiet:
-                done = min(i + opts.batch, len(seeds))
-                sys.stderr.write(f"[{done}/{len(seeds)}] {counts['agree']} agree, "
+                done = min(i + opts.batch, len(programs))
+                sys.stderr.write(f"[{done}/{len(programs)}] {counts['agree']} agree, "
                                  f"{time.monotonic() - start:.0f} s\n")
-    table, agreement = summary(counts, opts.examples)
+    table, agreement = summary(counts, len(programs))
     print(table)
     print(f"time: {time.monotonic() - start:.1f} s")
     return 0 if agreement >= opts.min_agreement else 1
