@@ -305,8 +305,9 @@ def main(argv: list[str]) -> int:
                                sys.stdout)
             if not opts.quiet:
                 done = min(i + opts.batch, len(programs))
+                end = "\r" if sys.stderr.isatty() and done < len(programs) else "\n"
                 sys.stderr.write(f"[{done}/{len(programs)}] {counts['agree']} agree, "
-                                 f"{time.monotonic() - start:.0f} s\n")
+                                 f"{time.monotonic() - start:.0f} s{end}")
     table, agreement = summary(counts, len(programs))
     print(table)
     print(f"time: {time.monotonic() - start:.1f} s")
