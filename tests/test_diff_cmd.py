@@ -247,3 +247,11 @@ def test_files_instead_of_random_programs(tmp_path, capsys):
     assert "agreement: 50.0% of 2 programs" in out
     assert (tmp_path / "out" / "big.mlir").read_text().startswith(
         f"// shardy-ref diff: {tmp_path / 'big.mlir'}, disagree\n")
+
+
+def test_batched_programs_are_modules_named_after_their_index():
+    assert diff_cmd._tagged("sdy.mesh @m = <[]>", 2) == \
+        "module @shardy_ref_diff_2 {\nsdy.mesh @m = <[]>\n}"
+    assert diff_cmd._tagged("// c\nmodule @jit_f attributes {x} {\n}", 1) == \
+        "// c\nmodule @shardy_ref_diff_1 attributes {x} {\n}"
+    assert diff_cmd._tagged("module{\n}", 0) == "module @shardy_ref_diff_0{\n}"

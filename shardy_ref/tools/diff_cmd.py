@@ -136,11 +136,23 @@ def _tag(i: int) -> str:
     return f"shardy_ref_diff_{i}"
 
 
+_EXPLICIT_MODULE = re.compile(r'\A(\s*//[^\n]*\n)*\s*module(\s+@(?:[\w$.-]+|"[^"]*"))?(?=[\s{])')
+
+
+def _tagged(text: str, i: int) -> str:
+    """``text`` as a module named after ``i``: an explicit top-level module is renamed (its
+    name means nothing to the passes), top-level ops are wrapped in one."""
+    m = _EXPLICIT_MODULE.match(text)
+    if m is None:
+        return f"module @{_tag(i)} {{\n{text}\n}}"
+    return f"{m.group(1) or ''}module @{_tag(i)}{text[m.end():]}"
+
+
 def _batch(tool: list[str], texts: list[str], pipeline: str, workdir: str) -> list:
-    """One call on all ``texts`` (``-split-input-file``), each wrapped in a module named
-    after its index so that outputs are matched to programs even when the tool leaves out
+    """One call on all ``texts`` (``-split-input-file``), each a module named after its
+    index (:func:`_tagged`) so that outputs are matched to programs even when the tool leaves out
     the ones it failed on: a Run per program, None where no output matched."""
-    joined = "\n// -----\n".join(f"module @{_tag(i)} {{\n{t}\n}}" for i, t in enumerate(texts))
+    joined = "\n// -----\n".join(_tagged(t, i) for i, t in enumerate(texts))
     done = _invoke(tool, joined, pipeline, workdir, split=True)
     runs: list = [None] * len(texts)
     if isinstance(done, Exception):
