@@ -150,8 +150,8 @@ def _tagged(text: str, i: int) -> str:
 
 def _batch(tool: list[str], texts: list[str], pipeline: str, workdir: str) -> list:
     """One call on all ``texts`` (``-split-input-file``), each a module named after its
-    index (:func:`_tagged`) so that outputs are matched to programs even when the tool leaves out
-    the ones it failed on: a Run per program, None where no output matched."""
+    index (:func:`_tagged`) so that outputs are matched to programs even when the tool
+    leaves out the ones it failed on: a Run per program, None where no output matched."""
     joined = "\n// -----\n".join(_tagged(t, i) for i, t in enumerate(texts))
     done = _invoke(tool, joined, pipeline, workdir, split=True)
     runs: list = [None] * len(texts)
@@ -193,8 +193,10 @@ def judge(ours: Run, theirs: Run) -> Verdict:
 
 # -- the run -------------------------------------------------------------------------------
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class Session:
+    """One ``shardy-ref diff`` run: the tool, the pipeline and where programs are saved."""
+
     tool: list[str]
     tool_text: str
     pipeline: str
