@@ -172,7 +172,8 @@ def test_fake_tool_perturbing_one_sharding_is_detected(tmp_path, capsys):
     saved = (save / "16.mlir").read_text()
     assert "// pipeline: builtin.module(sdy-propagation-pipeline)" in saved
     assert "//   theirs: no sharding" in saved
-    assert "// repro: diff <(shardy-ref-opt 16.mlir '--pass-pipeline=builtin.module(" in saved
+    assert (f"// repro: diff <(shardy-ref-opt {save / '16.mlir'} "
+            "'--pass-pipeline=builtin.module(sdy-propagation-pipeline)') <(") in saved
     parse_module(saved)  # the header is comments; the program still parses
 
 

@@ -231,6 +231,7 @@ class Session:
         self.save.mkdir(parents=True, exist_ok=True)
         path = self.save / f"{name}.mlir"
         quoted = shlex.quote(f"--pass-pipeline={self.pipeline}")
+        target = shlex.quote(str(path))
         header = [f"// shardy-ref diff: {label}, {verdict.outcome}{note}",
                   f"// tool: {self.tool_text}", f"// pipeline: {self.pipeline}"]
         d = verdict.difference
@@ -239,8 +240,8 @@ class Session:
                        f"//   theirs: {d.theirs}"]
         else:
             header += [f"// {line}" for line in verdict.detail.splitlines()[:5]]
-        header.append(f"// repro: diff <(shardy-ref-opt {path.name} {quoted}) "
-                      f"<({self.tool_text} {path.name} {quoted})")
+        header.append(f"// repro: diff <(shardy-ref-opt {target} {quoted}) "
+                      f"<({self.tool_text} {target} {quoted})")
         path.write_text("\n".join(header) + "\n" + text, encoding="utf-8")
         return path
 
