@@ -3,6 +3,7 @@
     shardy-ref print FILE     parse FILE and print it back as upstream's printer would
     shardy-ref run FILE       propagate, partition and run FILE on every device of its mesh
     shardy-ref check FILE     run FILE partitioned and on one device; compare the results
+    shardy-ref fuzz           check Shardy's invariants on random sharded programs
 
 Run ``shardy-ref run --help`` or ``shardy-ref check --help`` for their options. A bug of
 ours exits 70 with ``internal error in ... on OP``; ``--debug`` (anywhere) or
@@ -43,6 +44,9 @@ def _dispatch(argv: list[str]) -> int:
     if command == "print" and len(rest) == 1:
         from shardy_ref.tools.opt import Options, run
         return run(Options(input=rest[0]))
+    if command == "fuzz":
+        from shardy_ref.tools import fuzz_cmd
+        return fuzz_cmd.main(rest)
     if command in simulate_cmd.COMMANDS:
         return simulate_cmd.main(command, rest)
     sys.stderr.write(f"shardy-ref: unknown command {' '.join(argv)!r}; see shardy-ref --help\n")
