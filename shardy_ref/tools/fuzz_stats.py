@@ -10,6 +10,7 @@ from collections import Counter
 PIPELINE = "sdy-propagation-pipeline"
 OPS = 20  # ops per program in the measurement
 AFTER_EACH = "verify (after each pass)"
+STATS_PROGRAMS = 100  # programs measured
 
 
 def throughput(count: int = 100, ops: int = OPS) -> tuple[float, float]:
@@ -85,8 +86,9 @@ def _name(element) -> str:
     return f"{element.op_name}({','.join(_name(e) for e in element.nested)})"
 
 
-def print_stats(out, count: int = 100) -> None:
+def print_stats(out, count: int | None = None) -> None:
     """The throughput line, then the phases that take most of the time."""
+    count = count or STATS_PROGRAMS
     rate, ops = throughput(count)
     out.write(f"throughput: {rate:.1f} programs/s through {PIPELINE} "
               f"({count} random programs, {ops:.1f} ops each, one core)\n")
