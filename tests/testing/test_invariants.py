@@ -18,8 +18,10 @@ from shardy_ref.testing.programs import programs, random_program
 from tests.profiles import examples
 
 MODULE = """sdy.mesh @mesh = <["a"=2, "b"=2]>
-func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {?}], replicated={"b"}>},
-                %arg1: tensor<8x8xf32>) -> (tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"a"}]>}) {
+func.func @main(
+    %arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {?}], replicated={"b"}>},
+    %arg1: tensor<8x8xf32>)
+    -> (tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"a"}]>}) {
   %0 = stablehlo.add %arg0, %arg1 : tensor<8x8xf32>
   %1 = sdy.sharding_constraint %0 <@mesh, [{?}, {"b", ?}]> : tensor<8x8xf32>
   %2 = stablehlo.multiply %1, %arg1 : tensor<8x8xf32>
