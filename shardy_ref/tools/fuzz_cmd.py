@@ -1,6 +1,7 @@
 """``shardy-ref fuzz``: run the invariants of :mod:`shardy_ref.testing.invariants` on random
 sharded programs (:func:`shardy_ref.testing.programs.programs`, drawn by hypothesis from
-``--seed``, no example database). A failure is shrunk by hypothesis and written to
+``--seed``, no example database). A failure is shrunk (hypothesis, then ops and shardings
+taken out while it still fails: :mod:`shardy_ref.testing.shrink`) and written to
 ``--save DIR`` as ``<invariant>-<seed>.mlir`` with a header naming the invariant, its
 message and a one-line command that checks that file again; the exit status is then 1.
 Given FILEs, the invariants are checked on them instead. ``--stats`` measures how many
@@ -108,8 +109,32 @@ def fuzz_invariant(name: str, examples: int, seed: int, on_example=None) -> Outc
         body()
     except Exception as e:
         message, program = seen["failure"] or (describe(e), None)
+    if program is not None:
+        message, program = _shrink_further(check, message, program)
     return Outcome(name, seen["examples"], seen["skipped"], time.perf_counter() - start,
                    seen["reason"], message, program)
+
+
+def _shrink_further(check, message: str, program: str) -> tuple[str, str]:
+    """Hypothesis shrinks the program's seed; :func:`~shardy_ref.testing.shrink.shrink`
+    then takes ops and shardings out of the program while it fails the same way."""
+    from shardy_ref.testing.shrink import shrink
+
+    kind = message.split(":")[0]
+
+    def fails(text: str) -> bool:
+        try:
+            check(text)
+        except Exception as e:
+            return describe(e).split(":")[0] == kind
+        return False
+
+    program = shrink(program, fails)
+    try:
+        check(program)
+    except Exception as e:
+        message = describe(e)
+    return message, program
 
 
 def describe(e: BaseException) -> str:

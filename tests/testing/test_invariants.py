@@ -9,7 +9,15 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from shardy_ref.ir import AxisRef, DimensionSharding, Mesh, MeshAxis, TensorSharding
+from shardy_ref.ir import (
+    ArrayAttr,
+    AxisRef,
+    DictionaryAttr,
+    DimensionSharding,
+    Mesh,
+    MeshAxis,
+    TensorSharding,
+)
 from shardy_ref.ir.verify import verify_module
 from shardy_ref.parser import parse_module, print_module
 from shardy_ref.testing import invariants as inv
@@ -78,8 +86,8 @@ def test_verifier_sound_fails_on_an_invalid_program():
 def _drop_argument_sharding(text: str, pipeline: str) -> str:
     module = parse_module(inv._run_pipeline(text, pipeline), "t.mlir")
     func = next(op for op in module.walk() if op.name == "func.func")
-    func.attributes["arg_attrs"] = type(func.attributes["arg_attrs"])(
-        tuple(type(a)({}) for a in func.attributes["arg_attrs"].value))
+    func.attributes["arg_attrs"] = ArrayAttr(
+        tuple(DictionaryAttr(()) for _ in func.attributes["arg_attrs"].value))
     return print_module(module)
 
 
