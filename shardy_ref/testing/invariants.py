@@ -251,9 +251,10 @@ def _check_returns(name: str, module) -> None:
 
 def collective_algebra(text: str, *, subject: Subject = REFERENCE) -> None:
     """Collectives compose as their algebra says (spec 003 §2.1, §2.3: ``all_slice`` and
-    ``all_gather`` are dual): on the program's mesh and each argument of ``@main``,
-    ``all_gather`` after ``all_slice`` of the same axes, and ``all_slice`` after
-    ``all_gather`` of an argument's minor axes, give the input back, on one device
+    ``all_gather`` are dual; §2.4: ``all_to_all`` moves a dimension's minor axes to
+    another): on the program's mesh and each argument of ``@main``, ``all_gather`` after
+    ``all_slice`` of the same axes, ``all_slice`` after ``all_gather`` of an argument's
+    minor axes, and an ``all_to_all`` there and back give the input back, on one device
     (``run``) and partitioned on every device (``simulate``)."""
     module = _parse(text)
     mesh_ops = [op for op in module.walk() if op.name == "sdy.mesh"]
@@ -281,33 +282,70 @@ def _closed(sharding: TensorSharding | None, mesh_name: str, rank: int) -> Tenso
 
 def collective_cases(mesh: Mesh, mesh_name: str, shape, sharding: TensorSharding,
                      rng: random.Random) -> list[str]:
-    """Modules whose ``@main`` takes a tensor sharded ``sharding`` and returns it through an
-    all_slice then all_gather of free axes, and through an all_gather then all_slice of
-    each dimension's minor axes."""
-    used = {a.name for d in sharding.dim_shardings for a in d.axes} | \
-        {a.name for a in sharding.replicated_axes}
+    """Modules whose ``@main`` takes a tensor sharded ``sharding`` and returns it through
+    an all_slice then all_gather of free axes, an all_gather then all_slice of each
+    dimension's minor axes, and an all_to_all of a dimension's minor axes there and back."""
+    cases = []
+    slicing = _slicing_axes(mesh, shape, sharding, rng)
+    if any(slicing):
+        cases.append(_identity_module(mesh, mesh_name, shape, sharding,
+                                      _add_axes(sharding, slicing),
+                                      ("all_slice", _lists(slicing)),
+                                      ("all_gather", _lists(slicing))))
+    gathering = [list(d.axes[-rng.randint(0, len(d.axes)):]) if d.axes else []
+                 for d in sharding.dim_shardings]
+    if any(gathering):
+        cases.append(_identity_module(mesh, mesh_name, shape, sharding,
+                                      _drop_axes(sharding, gathering),
+                                      ("all_gather", _lists(gathering)),
+                                      ("all_slice", _lists(gathering))))
+    move = _all_to_all_move(mesh, shape, sharding, rng)
+    if move is not None:
+        src, tgt, axes = move
+        moved = [axes if d == tgt else [] for d in range(len(shape))]
+        middle = _add_axes(_drop_axes(sharding, [axes if d == src else []
+                                                 for d in range(len(shape))]), moved)
+        there = "[{" + ", ".join(map(str, axes)) + f"}}: {src}->{tgt}]"
+        back = "[{" + ", ".join(map(str, axes)) + f"}}: {tgt}->{src}]"
+        cases.append(_identity_module(mesh, mesh_name, shape, sharding, middle,
+                                      ("all_to_all", there), ("all_to_all", back)))
+    return cases
+
+
+def _slicing_axes(mesh: Mesh, shape, sharding: TensorSharding, rng: random.Random):
+    """Free axes of ``mesh`` (used nowhere in ``sharding``) put on random dimensions
+    they still divide."""
+    used = {a.name for a in sharding.all_axes()}
     free = [a for a in mesh.axes if a.name not in used and a.size > 1]
     rng.shuffle(free)
     slicing: list[list[AxisRef]] = [[] for _ in shape]
     for axis in free:
-        d = rng.randrange(len(shape) + 1) if shape else len(shape)
-        if d < len(shape):
-            have = sharding.dim_shardings[d].sharded_size(mesh) * \
-                _size(slicing[d], mesh) * axis.size
-            if shape[d] % have == 0:
-                slicing[d].append(AxisRef(axis.name))
-    gathering = [list(d.axes[-rng.randint(0, len(d.axes)):]) if d.axes else []
-                 for d in sharding.dim_shardings]
-    cases = []
-    if any(slicing):
-        middle = _add_axes(sharding, slicing)
-        cases.append(_identity_module(mesh, mesh_name, shape, sharding, middle,
-                                      ("all_slice", slicing), ("all_gather", slicing)))
-    if any(gathering):
-        middle = _drop_axes(sharding, gathering)
-        cases.append(_identity_module(mesh, mesh_name, shape, sharding, middle,
-                                      ("all_gather", gathering), ("all_slice", gathering)))
-    return cases
+        d = rng.randrange(len(shape) + 1)
+        if d < len(shape) and shape[d] % (sharding.dim_shardings[d].sharded_size(mesh)
+                                          * _size(slicing[d], mesh) * axis.size) == 0:
+            slicing[d].append(AxisRef(axis.name))
+    return slicing
+
+
+def _all_to_all_move(mesh: Mesh, shape, sharding: TensorSharding, rng: random.Random):
+    """(source dim, target dim, the source's minor axes) that the target dimension still
+    divides, or None."""
+    dims = sharding.dim_shardings
+    sources = [d for d, ds in enumerate(dims) if ds.axes]
+    if not sources or len(shape) < 2:
+        return None
+    src = rng.choice(sources)
+    axes = list(dims[src].axes[-rng.randint(1, len(dims[src].axes)):])
+    for tgt in rng.sample(range(len(shape)), len(shape)):
+        last = dims[tgt].axes[-1:]
+        if tgt != src and not (last and last[0].name == axes[0].name) and shape[tgt] % (
+                dims[tgt].sharded_size(mesh) * _size(axes, mesh)) == 0:
+            return src, tgt, axes
+    return None
+
+
+def _lists(axes) -> str:
+    return "[" + ", ".join("{" + ", ".join(str(a) for a in d) + "}" for d in axes) + "]"
 
 
 def _size(axes, mesh: Mesh) -> int:
@@ -328,18 +366,14 @@ def _drop_axes(sharding: TensorSharding, axes) -> TensorSharding:
 
 def _identity_module(mesh: Mesh, mesh_name: str, shape, outer: TensorSharding,
                      middle: TensorSharding, first, second) -> str:
+    """``@main`` applying collective ``first`` (op name, printed axes or params) into
+    ``middle``, then ``second`` back into ``outer``."""
     t = "tensor<" + "".join(f"{d}x" for d in shape) + "f32>"
-
-    def axes(lists) -> str:
-        return "[" + ", ".join("{" + ", ".join(str(a) for a in d) + "}" for d in lists) + "]"
-
     return (f"sdy.mesh @{mesh_name} = {mesh.params()}\n"
             f"func.func @main(%arg0: {t} {{sdy.sharding = {outer}}}) -> "
             f"({t} {{sdy.sharding = {outer}}}) {{\n"
-            f"  %0 = sdy.{first[0]} {axes(first[1])} %arg0 out_sharding={middle.params()} "
-            f": {t}\n"
-            f"  %1 = sdy.{second[0]} {axes(second[1])} %0 out_sharding={outer.params()} "
-            f": {t}\n"
+            f"  %0 = sdy.{first[0]} {first[1]} %arg0 out_sharding={middle.params()} : {t}\n"
+            f"  %1 = sdy.{second[0]} {second[1]} %0 out_sharding={outer.params()} : {t}\n"
             f"  return %1 : {t}\n}}\n")
 
 

@@ -161,12 +161,13 @@ def test_collective_algebra_fails_for_a_wrong_simulator():
 
 
 def test_collective_algebra_builds_both_compositions():
-    """all_slice then all_gather of the free axis "b", all_gather then all_slice of "a"."""
+    """all_slice then all_gather of the free axis "b", all_gather then all_slice of "a",
+    all_to_all of "a" to dimension 1 and back."""
     mesh = Mesh((MeshAxis("a", 2), MeshAxis("b", 2)))
     sharding = TensorSharding("mesh", (DimensionSharding((AxisRef("a"),)), DimensionSharding()))
     cases = inv.collective_cases(mesh, "mesh", (8, 8), sharding, random.Random(1))
     firsts = [c.split("%0 = ")[1].split(" ")[0] for c in cases]
-    assert firsts == ["sdy.all_slice", "sdy.all_gather"]
+    assert firsts == ["sdy.all_slice", "sdy.all_gather", "sdy.all_to_all"]
     for case in cases:
         verify_module(parse_module(case, "case.mlir"))
 
