@@ -1,5 +1,7 @@
 """The invariants a Shardy implementation must keep, as plain functions over module text:
-each returns None or raises :class:`InvariantViolation` naming itself and what broke.
+each returns None when it holds (or a reason when it does not apply, e.g. the partitioner
+refused the program with a located error) and raises :class:`InvariantViolation` naming
+itself and what broke.
 :data:`INVARIANTS` maps their names to them; ``shardy-ref fuzz`` runs them on random programs
 (:func:`shardy_ref.testing.programs.programs`).
 
@@ -437,7 +439,7 @@ def _first_difference(a: str, b: str) -> str:
     return f"{len(a.splitlines())} lines, then {len(b.splitlines())}"
 
 
-INVARIANTS: dict[str, Callable[..., None]] = {
+INVARIANTS: dict[str, Callable[..., str | None]] = {
     "roundtrip": roundtrip,
     "verifier_sound": verifier_sound,
     "propagation_extends_user_shardings": propagation_extends_user_shardings,
