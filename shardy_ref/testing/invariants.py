@@ -188,16 +188,45 @@ def propagation_extends_user_shardings(text: str, *, subject: Subject = REFERENC
 
 def propagation_fixpoint(text: str, *, subject: Subject = REFERENCE,
                          pipeline: str = PROPAGATION_STAGE) -> None:
-    """Propagation reaches a fixpoint: running it on its own output changes nothing
-    (``algorithms.md`` §5: shardings only grow, and propagation stops when no step applies).
-    Checked on the propagation stage: the export passes of the whole pipeline drop sub-axes
-    and non-divisible axes from ``@main``'s shardings, which can unblock propagation on a
-    second run (real Shardy in jaxlib 0.10.2 does the same, e.g. random_program(286))."""
+    """Propagation reaches a fixpoint: running it on its own output decides the same
+    sharding for every value (``algorithms.md`` §5: shardings only grow, and propagation
+    stops when no step applies). The ops must be the same; their operands may be rewired,
+    as real Shardy (jaxlib 0.10.2) does when the first run's DCE left a chain of sharding
+    constraints with one user each, which ``sdy-apply-sharding-constraints`` then extends
+    to the input's later uses (spec 001 §4.2). Checked on the propagation stage: the
+    export passes of the whole pipeline drop sub-axes and non-divisible axes from
+    ``@main``'s shardings, which can unblock propagation on a second run (jaxlib does the
+    same, e.g. on random_program(286))."""
     once = subject.run_pipeline(text, pipeline)
     twice = subject.run_pipeline(once, pipeline)
-    if once != twice:
-        raise InvariantViolation("propagation_fixpoint", "a second run changed the "
-                                 f"output:\n{_first_difference(once, twice)}")
+    if once == twice:
+        return
+    before, after = value_shardings(once), value_shardings(twice)
+    if len(before) != len(after):
+        raise InvariantViolation("propagation_fixpoint", f"{len(before)} values after one "
+                                 f"run, {len(after)} after two:\n"
+                                 f"{_first_difference(once, twice)}")
+    for (name, old), (other, new) in zip(before, after, strict=True):
+        if name != other or old != new:
+            raise InvariantViolation("propagation_fixpoint", f"a second run changed {name} "
+                                     f"{old} to {other} {new}")
+
+
+def value_shardings(text: str) -> list[tuple[str, object]]:
+    """Every value of ``@main`` in order, named by its position and op (arguments, op
+    results, function results), with its sharding; constraints and reshards with theirs."""
+    func = _main(_parse(text))
+    out = [(f"argument {i}", get_sharding(a))
+           for i, a in enumerate(func.regions[0].blocks[0].args)]
+    for n, op in enumerate(func.walk()):
+        if op is not func:
+            out += [(f"result {i} of op {n} ({op.name})", get_sharding(r))
+                    for i, r in enumerate(op.results)]
+            if "sharding" in op.attributes:
+                out.append((f"op {n} ({op.name})", op.attributes["sharding"]))
+    out += [(f"function result {i}", get_func_result_sharding(func, i))
+            for i in range(len(function_type(func).results))]
+    return out
 
 
 def reshard_reaches_target(text: str, *, subject: Subject = REFERENCE) -> None:
