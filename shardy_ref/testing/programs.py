@@ -127,8 +127,9 @@ def _step(p: Program) -> None:
         p.emit(f"sdy.sharding_constraint {value} <{p.sharding(shape)}> : {t}", shape)
 
 
-def random_program(seed: int) -> str:
-    """A module with one mesh and one ``@main``; the same seed gives the same program."""
+def random_program(seed: int, ops: int | None = None) -> str:
+    """A module with one mesh and one ``@main``; the same seed gives the same program. With
+    ``ops``, the body has at least that many ops (for throughput measurements)."""
     rng = random.Random(seed)
     axes = rng.sample(AXIS_NAMES, rng.randint(1, 3))
     mesh = [(name, rng.choice((2, 2, 4))) for name in axes]
@@ -137,6 +138,8 @@ def random_program(seed: int) -> str:
         shape = tuple(rng.choice(DIM_SIZES) for _ in range(rng.randint(1, 3)))
         p.values.append((p.new_arg(shape, 0.8), shape))
     for _ in range(rng.randint(2, 8)):
+        _step(p)
+    while ops is not None and len(p.lines) < ops:
         _step(p)
     results = rng.sample(p.values, min(len(p.values), rng.randint(1, 2)))
     result_types = []

@@ -3,6 +3,7 @@
     shardy-ref print FILE     parse FILE and print it back as upstream's printer would
     shardy-ref run FILE       propagate, partition and run FILE on every device of its mesh
     shardy-ref check FILE     run FILE partitioned and on one device; compare the results
+    shardy-ref fuzz           check Shardy's invariants on random sharded programs
     shardy-ref diff --tool CMD --pipeline PASSES   random programs through ours and CMD
 
 Run ``shardy-ref run --help`` or ``shardy-ref check --help`` for their options. A bug of
@@ -47,6 +48,9 @@ def _dispatch(argv: list[str]) -> int:
     if command == "diff":
         from shardy_ref.tools import diff_cmd
         return diff_cmd.main(rest)
+    if command == "fuzz":
+        from shardy_ref.tools import fuzz_cmd
+        return fuzz_cmd.main(rest)
     if command in simulate_cmd.COMMANDS:
         return simulate_cmd.main(command, rest)
     sys.stderr.write(f"shardy-ref: unknown command {' '.join(argv)!r}; see shardy-ref --help\n")

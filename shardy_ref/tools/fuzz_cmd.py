@@ -1,0 +1,218 @@
+"""``shardy-ref fuzz``: run the invariants of :mod:`shardy_ref.testing.invariants` on random
+sharded programs (:func:`shardy_ref.testing.programs.programs`, drawn by hypothesis from
+``--seed``, no example database). A failure is shrunk (hypothesis, then ops and shardings
+taken out while it still fails: :mod:`shardy_ref.testing.shrink`) and written to
+``--save DIR`` as ``<invariant>-<seed>.mlir`` with a header naming the invariant, its
+message and a one-line command that checks that file again; the exit status is then 1.
+Given FILEs, the invariants are checked on them instead. ``--stats`` measures how many
+20-op random programs per second go through ``sdy-propagation-pipeline`` and where the
+time goes.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from shardy_ref.testing.invariants import INVARIANTS
+
+DEFAULT_SAVE = "shardy-ref-fuzz"
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="shardy-ref fuzz", description=(
+        "Check Shardy's invariants on random sharded programs (or on FILEs)"))
+    p.add_argument("files", nargs="*", metavar="FILE", help="check these modules instead of "
+                   "random programs (a saved counterexample)")
+    p.add_argument("--invariant", action="append", choices=list(INVARIANTS), metavar="NAME",
+                   help="an invariant to check (repeatable; default all): "
+                   + ", ".join(INVARIANTS))
+    p.add_argument("--examples", type=int, default=100, help="programs per invariant (100)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the program draws (0)")
+    p.add_argument("--jobs", type=int, default=1, help="invariants run in J processes (1)")
+    p.add_argument("--save", metavar="DIR", default=DEFAULT_SAVE,
+                   help=f"where counterexamples go (./{DEFAULT_SAVE})")
+    p.add_argument("--stats", action="store_true", help="measure programs per second "
+                   "through sdy-propagation-pipeline, and where the time goes")
+    return p
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """One invariant's run: how many programs it saw (shrinking included), how many it did
+    not apply to (and the first reason), and the shrunk failure, if any."""
+
+    name: str
+    examples: int
+    skipped: int
+    seconds: float
+    skip_reason: str | None = None
+    message: str | None = None
+    program: str | None = None
+
+
+def main(argv: list[str]) -> int:
+    opts = _parser().parse_args(argv)
+    if opts.examples < 1 or opts.jobs < 1:
+        sys.stderr.write("shardy-ref fuzz: --examples and --jobs must be at least 1\n")
+        return 1
+    names = opts.invariant or list(INVARIANTS)
+    if opts.stats:
+        from shardy_ref.tools.fuzz_stats import print_stats
+        print_stats(sys.stdout)
+        if not opts.invariant and not opts.files:
+            return 0
+    if opts.files:
+        return _check_files(opts.files, names)
+    outcomes = _run_all(names, opts.examples, opts.seed, opts.jobs)
+    failed = [o for o in outcomes if o.message is not None]
+    for o in failed:
+        path = save_counterexample(Path(opts.save), o, opts.seed)
+        print(f"{o.name}: FAILED: {o.message.splitlines()[0]}\n  counterexample: {path}")
+    return 1 if failed else 0
+
+
+# -- one invariant --------------------------------------------------------------------------
+def fuzz_invariant(name: str, examples: int, seed: int, on_example=None) -> Outcome:
+    """Run invariant ``name`` on ``examples`` random programs drawn from ``seed``; on a
+    failure hypothesis shrinks it, and the outcome holds the smallest failing program."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import seed as seeded
+
+    from shardy_ref.testing.programs import programs
+
+    check = INVARIANTS[name]
+    seen = {"examples": 0, "skipped": 0, "reason": None, "failure": None}
+
+    @seeded(seed)
+    @settings(max_examples=examples, database=None, deadline=None,
+              suppress_health_check=list(HealthCheck), report_multiple_bugs=False)
+    @given(programs())
+    def body(text: str) -> None:
+        seen["examples"] += 1
+        if on_example is not None:
+            on_example()
+        try:
+            why = check(text)
+        except Exception as e:
+            seen["failure"] = (describe(e), text)
+            raise
+        if why:
+            seen["skipped"] += 1
+            seen["reason"] = seen["reason"] or why
+
+    start = time.perf_counter()
+    message = program = None
+    try:
+        body()
+    except Exception as e:
+        message, program = seen["failure"] or (describe(e), None)
+    if program is not None:
+        message, program = _shrink_further(check, message, program)
+    return Outcome(name, seen["examples"], seen["skipped"], time.perf_counter() - start,
+                   seen["reason"], message, program)
+
+
+def _shrink_further(check, message: str, program: str) -> tuple[str, str]:
+    """Hypothesis shrinks the program's seed; :func:`~shardy_ref.testing.shrink.shrink`
+    then takes ops and shardings out of the program while it fails the same way."""
+    from shardy_ref.testing.shrink import shrink
+
+    kind = message.split(":")[0]
+
+    def fails(text: str) -> bool:
+        try:
+            check(text)
+        except Exception as e:
+            return describe(e).split(":")[0] == kind
+        return False
+
+    program = shrink(program, fails)
+    try:
+        check(program)
+    except Exception as e:
+        message = describe(e)
+    return message, program
+
+
+def describe(e: BaseException) -> str:
+    """An invariant violation's own message; any other exception with its type."""
+    from shardy_ref.testing.invariants import InvariantViolation
+
+    return str(e) if isinstance(e, InvariantViolation) else f"{type(e).__name__}: {e}"
+
+
+def save_counterexample(directory: Path, outcome: Outcome, seed: int) -> Path:
+    """Write the shrunk program with a header: the invariant, its message, and the command
+    that checks this file again."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{outcome.name}-{seed}.mlir"
+    header = [f"// shardy-ref fuzz: invariant {outcome.name} fails (seed {seed}, shrunk)"]
+    header += [f"// {line}" for line in (outcome.message or "").splitlines()]
+    header.append(f"// repro: shardy-ref fuzz --invariant {outcome.name} {path}")
+    path.write_text("\n".join(header) + "\n" + (outcome.program or ""))
+    return path
+
+
+def _check_files(files: list[str], names: list[str]) -> int:
+    status = 0
+    for file in files:
+        try:
+            text = Path(file).read_text()
+        except OSError as e:
+            sys.stderr.write(f"shardy-ref fuzz: cannot read {file}: {e.strerror}\n")
+            return 1
+        for name in names:
+            try:
+                why = INVARIANTS[name](text)
+            except Exception as e:
+                print(f"{file}: {name}: FAILED: {describe(e)}")
+                status = 1
+            else:
+                print(f"{file}: {name}: " + (f"not applicable ({why})" if why else "ok"))
+    return status
+
+
+# -- many invariants, with progress ---------------------------------------------------------
+def _run_all(names: list[str], examples: int, seed: int, jobs: int) -> list[Outcome]:
+    from shardy_ref.tools.fuzz_progress import reporter
+
+    with reporter(names, examples) as report:
+        if jobs == 1:
+            outcomes = []
+            for name in names:
+                outcome = fuzz_invariant(name, examples, seed,
+                                         on_example=lambda n=name: report.advance(n))
+                report.finish(outcome)
+                outcomes.append(outcome)
+            return outcomes
+        return _run_parallel(names, examples, seed, jobs, report)
+
+
+def _run_parallel(names, examples: int, seed: int, jobs: int, report) -> list[Outcome]:
+    """One process per invariant, at most ``jobs`` at a time; progress comes back through a
+    queue."""
+    import multiprocessing
+    import queue as queue_module
+    from concurrent.futures import ProcessPoolExecutor
+
+    with multiprocessing.Manager() as manager, ProcessPoolExecutor(jobs) as pool:
+        progress = manager.Queue()
+        futures = {pool.submit(_worker, n, examples, seed, progress): n for n in names}
+        pending, outcomes = set(futures), {}
+        while pending:
+            try:
+                report.advance(progress.get(timeout=0.1))
+            except queue_module.Empty:
+                pass
+            for f in [f for f in pending if f.done()]:
+                pending.discard(f)
+                outcomes[futures[f]] = f.result()
+                report.finish(outcomes[futures[f]])
+        return [outcomes[n] for n in names]
+
+
+def _worker(name: str, examples: int, seed: int, progress) -> Outcome:
+    return fuzz_invariant(name, examples, seed, on_example=lambda: progress.put(name))

@@ -1,0 +1,102 @@
+"""``shardy-ref fuzz --stats``: how many random programs per second go through
+``sdy-propagation-pipeline`` on one core (parse, verify, every pass verified after it runs,
+print: what each fuzzed example costs), and where the time goes: parsing, the verifier
+after each pass, each pass, printing."""
+from __future__ import annotations
+
+import time
+from collections import Counter
+
+PIPELINE = "sdy-propagation-pipeline"
+OPS = 20  # ops per program in the measurement
+AFTER_EACH = "verify (after each pass)"
+STATS_PROGRAMS = 100  # programs measured
+
+
+def throughput(count: int = 100, ops: int = OPS) -> tuple[float, float]:
+    """Programs per CPU second through the pipeline, as the invariants run it, and the
+    average number of ops per program (module, function, mesh and return included)."""
+    from shardy_ref.testing.invariants import _run_pipeline
+    from shardy_ref.testing.programs import random_program
+
+    texts = [random_program(seed, ops=ops) for seed in range(count)]
+    _run_pipeline(texts[0], PIPELINE)  # warm caches (grammar, pass registry)
+    start = time.process_time()
+    for text in texts:
+        _run_pipeline(text, PIPELINE)
+    return count / (time.process_time() - start), _average_ops(texts)
+
+
+def _average_ops(texts: list[str]) -> float:
+    from shardy_ref.parser import parse_module
+
+    funcs = [parse_module(t, "<stats>") for t in texts]
+    return sum(sum(1 for _ in m.walk()) for m in funcs) / len(funcs)
+
+
+def breakdown(count: int = 100, ops: int = OPS) -> Counter:
+    """Seconds spent per phase over ``count`` programs: parse, verify (the input, and after
+    each pass), each pass of the pipeline, print."""
+    from shardy_ref.ir.verify import verify_module
+    from shardy_ref.parser import parse_module, print_module
+    from shardy_ref.pass_manager import PassContext, PassManager, parse_pipeline
+    from shardy_ref.testing.programs import random_program
+
+    spent: Counter = Counter()
+    elements = list(_flatten(parse_pipeline(PIPELINE)))
+    for seed in range(count):
+        text = random_program(seed, ops=ops)
+        t = time.process_time()
+        module = parse_module(text, "<stats>")
+        spent["parse"] += _lap(t)
+        t = time.process_time()
+        verify_module(module)
+        spent["verify (input)"] += _lap(t)
+        for element in elements:
+            t = time.process_time()
+            PassManager([element]).run(module, PassContext())
+            spent[_name(element)] += _lap(t)
+            t = time.process_time()
+            verify_module(module)
+            spent[AFTER_EACH] += _lap(t)
+        t = time.process_time()
+        print_module(module)
+        spent["print"] += _lap(t)
+    return spent
+
+
+def _lap(start: float) -> float:
+    return time.process_time() - start
+
+
+def _flatten(elements):
+    """The passes of a pipeline, named pipelines expanded."""
+    from shardy_ref.pass_manager import PassPipeline
+
+    for element in elements:
+        if isinstance(element.pass_, PassPipeline):
+            yield from _flatten(element.pass_.elements())
+        else:
+            yield element
+
+
+def _name(element) -> str:
+    if element.pass_ is not None:
+        return element.pass_.NAME
+    return f"{element.op_name}({','.join(_name(e) for e in element.nested)})"
+
+
+def print_stats(out, count: int | None = None) -> None:
+    """The throughput line, then the phases that take most of the time."""
+    count = count or STATS_PROGRAMS
+    rate, ops = throughput(count)
+    out.write(f"throughput: {rate:.1f} programs/s through {PIPELINE} "
+              f"({count} random programs, {ops:.1f} ops each, one core)\n")
+    spent = breakdown(count)
+    total = sum(spent.values())
+    out.write(f"where the time goes ({1000 * total / count:.1f} ms per program):\n")
+    for phase, seconds in spent.most_common(12):
+        out.write(f"  {100 * seconds / total:5.1f}%  {1000 * seconds / count:6.2f} ms  "
+                  f"{phase}\n")
+    out.write(f"without verifying after each pass: about "
+              f"{count / (total - spent[AFTER_EACH]):.1f} programs/s\n")
