@@ -9,7 +9,7 @@ empty dimensions carry no priority. Programs parse, verify and print back identi
 
 Example::
 
-    from hypothesis import given
+    from hypothesis import given, strategies as st
     from shardy_ref.testing import strategies as sst
 
     @given(sst.meshes(min_axes=1), sst.programs(control_flow=True), st.data())
