@@ -233,6 +233,24 @@ def test_oracle_agrees_on_20_random_programs(tmp_path, capsys):
     assert "agreement: 100.0% of 20 programs" in out
 
 
+def test_unknown_feature_exits_1(capsys):
+    status = diff_cmd.main(["--tool", "false", "--pipeline", "x", "--features", "groups,gotos"])
+    assert status == 1
+    assert capsys.readouterr().err == (
+        "shardy-ref diff: --features: unknown feature 'gotos' (expected one of groups, "
+        "manual, control-flow, calls, priorities or all)\n")
+
+
+@pytest.mark.oracle
+def test_oracle_agrees_on_20_programs_with_every_feature(tmp_path, capsys):
+    status = diff_cmd.main(["--tool", str(ORACLE), "--pipeline", "sdy-propagation-pipeline",
+                            "--examples", "20", "--save", str(tmp_path), "--quiet",
+                            "--features", "all", "--min-agreement", "100"])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert re.search(r"^agree\s+20\s+100.0$", out, re.M), out
+
+
 def test_files_instead_of_random_programs(tmp_path, capsys):
     script = tmp_path / "fake_sdy_opt.py"
     script.write_text(FAKE_TOOL)

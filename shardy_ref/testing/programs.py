@@ -28,6 +28,9 @@ class Program:
     lines: list[str] = field(default_factory=list)
     values: list[tuple[str, tuple[int, ...]]] = field(default_factory=list)
     count: int = 0
+    priorities: bool = False  # ``{"a"}p1`` on some dimensions (Features.priorities)
+    funcs: list[str] = field(default_factory=list)  # private callees (Features.calls)
+    groups: dict[int, tuple[int, ...]] = field(default_factory=dict)  # group id -> shape
 
     def sharding(self, shape) -> str:
         """A random valid sharding of a tensor of ``shape`` on the mesh."""
@@ -44,9 +47,10 @@ class Program:
                 else:
                     axes.append(f'"{name}"')
             body = ", ".join(axes)
-            if rng.random() < 0.5:
+            is_open = rng.random() < 0.5
+            if is_open:
                 body = f"{body}, ?" if body else "?"
-            dims.append("{" + body + "}")
+            dims.append("{" + body + "}" + self.priority(bool(axes) or is_open))
         out = "@mesh, [" + ", ".join(dims) + "]"
         replicated = [n for n, _ in free if rng.random() < 0.2]
         if replicated:
@@ -54,6 +58,14 @@ class Program:
             replicated.sort(key=order.index)
             out += ", replicated={" + ", ".join(f'"{n}"' for n in replicated) + "}"
         return out
+
+    def priority(self, allowed: bool) -> str:
+        """A ``pN`` suffix, sometimes, when priorities are on; never on an empty closed
+        dimension (spec 000 §priorities rule 2, upstream "is empty and closed but has a
+        priority"). Draws nothing when priorities are off, so old seeds keep their program."""
+        if not (self.priorities and allowed) or self.rng.random() < 0.5:
+            return ""
+        return f"p{self.rng.randint(0, 3)}"
 
     def new_arg(self, shape, sharded: float = 0.6) -> str:
         name = f"%arg{len(self.args)}"
@@ -127,18 +139,25 @@ def _step(p: Program) -> None:
         p.emit(f"sdy.sharding_constraint {value} <{p.sharding(shape)}> : {t}", shape)
 
 
-def random_program(seed: int, ops: int | None = None) -> str:
-    """A module with one mesh and one ``@main``; the same seed gives the same program. With
+def random_program(seed: int, features=None, ops: int | None = None) -> str:
+    """A module with one mesh and one ``@main``; the same seed gives the same program.
+    ``features`` (:class:`shardy_ref.testing.program_features.Features`) turns on sharding
+    groups, manual computations, control flow, calls and priorities; without it (or with
+    all of them off and ``max_ops=8``) the program is the one older versions gave. With
     ``ops``, the body has at least that many ops (for throughput measurements)."""
+    from shardy_ref.testing.program_features import Features, extra_step
+
+    features = features if features is not None else Features()
     rng = random.Random(seed)
     axes = rng.sample(AXIS_NAMES, rng.randint(1, 3))
     mesh = [(name, rng.choice((2, 2, 4))) for name in axes]
-    p = Program(rng, mesh)
+    p = Program(rng, mesh, priorities=features.priorities)
     for _ in range(rng.randint(1, 2)):
         shape = tuple(rng.choice(DIM_SIZES) for _ in range(rng.randint(1, 3)))
         p.values.append((p.new_arg(shape, 0.8), shape))
-    for _ in range(rng.randint(2, 8)):
-        _step(p)
+    for _ in range(rng.randint(min(2, features.max_ops), features.max_ops)):
+        if not (features.any_extra and rng.random() < 0.35 and extra_step(p, features)):
+            _step(p)
     while ops is not None and len(p.lines) < ops:
         _step(p)
     results = rng.sample(p.values, min(len(p.values), rng.randint(1, 2)))
@@ -150,11 +169,26 @@ def random_program(seed: int, ops: int | None = None) -> str:
     mesh_text = ", ".join(f'"{n}"={s}' for n, s in mesh)
     args = ", ".join(f"{n}: {tensor(s)}{a}" for n, s, a in p.args)
     body = "\n".join(p.lines)
-    return (f"sdy.mesh @mesh = <[{mesh_text}]>\n"
+    return (f"sdy.mesh @mesh = <[{mesh_text}]>\n" + "".join(p.funcs) +
             f"func.func @main({args}) -> ({', '.join(result_types)}) {{\n{body}\n"
             f"  return {', '.join(v for v, _ in results)} : "
             f"{', '.join(tensor(s) for _, s in results)}\n}}\n")
 
 
-def programs() -> st.SearchStrategy[str]:
-    return st.integers(0, 2**32 - 1).map(random_program)
+def programs(*, max_ops: int = 8, sharding_groups: bool = False,
+             manual_computations: bool = False, control_flow: bool = False,
+             calls: bool = False, priorities: bool = False) -> st.SearchStrategy[str]:
+    """Module texts of :func:`random_program` for random seeds: a mesh of 1-3 axes of size
+    2 or 4, ``@main`` with up to ``max_ops`` steps, user shardings and
+    ``sdy.sharding_constraint`` valid by spec 000 §3.1-§3.4 and spec 003 §3.18, and, when
+    asked for, ``sdy.sharding_group`` (same-shape values per group id, spec 003 §2.16),
+    ``sdy.manual_computation`` (closed in/out shardings on manual axes only, spec 003 §2.8,
+    spec 004), ``stablehlo.while`` / ``stablehlo.case``, ``func.call`` of private functions,
+    and dimension priorities ``{"a"}p1`` (never on an empty closed dimension, spec 000
+    §3.6). Every program parses, verifies, prints back identically and is accepted by
+    upstream's ``-sdy-propagation-pipeline``."""
+    from shardy_ref.testing.program_features import Features
+
+    features = Features(max_ops, sharding_groups, manual_computations, control_flow, calls,
+                        priorities)
+    return st.integers(0, 2**32 - 1).map(lambda seed: random_program(seed, features))

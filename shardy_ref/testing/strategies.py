@@ -1,8 +1,21 @@
-"""Hypothesis strategies for sdy values, reusable by any implementation's fuzzing.
+"""Hypothesis strategies for sdy values and sharded programs, reusable by any
+implementation's fuzzing (in the manner of ``hypothesis.extra.numpy``).
 
-Everything generated here is *valid* by the rules of spec 003: mesh axis names are
-unique, sub-axes divide their axis, no axis is used twice in a sharding, replicated and
-unreduced axes are sorted by mesh order, closed empty dimensions carry no priority.
+Everything drawn is *valid* by construction, by the rules of spec 000 (§3.1 invariants,
+§3.4.5 sub-axes, §3.6 priorities) and spec 003 (§3.11 MeshAttr, §3.16 SubAxisInfoAttr,
+§3.18 TensorShardingAttr): mesh axis names are unique, sub-axes divide their axis, no axis
+is used twice in a sharding, replicated and unreduced axes are sorted by mesh order, closed
+empty dimensions carry no priority. Programs parse, verify and print back identically.
+
+Example::
+
+    from hypothesis import given, strategies as st
+    from shardy_ref.testing import strategies as sst
+
+    @given(sst.meshes(min_axes=1), sst.programs(control_flow=True), st.data())
+    def test_something(mesh, text, data):
+        sharding = data.draw(sst.tensor_shardings(mesh, (8, 4), priorities=False))
+        args = sst.inputs_for(text, seed=0)  # numpy arrays for @main
 """
 from __future__ import annotations
 
@@ -14,25 +27,42 @@ from shardy_ref.ir.sdy_axes import AxisRef, Mesh, MeshAxis, SubAxisInfo, mesh_ax
 from shardy_ref.ir.sdy_debug import ReductionOp
 from shardy_ref.ir.sdy_rules import DimMapping, OpShardingRule, TensorMapping
 from shardy_ref.ir.sdy_sharding import DimensionSharding, TensorSharding
+from shardy_ref.testing.programs import programs
+from shardy_ref.testing.strategy_programs import inputs, inputs_for, mlir_text
+
+__all__ = [
+    "AXIS_NAMES", "axis_pieces", "axis_refs", "disjoint_axis_refs", "inputs", "inputs_for",
+    "meshes", "mlir_text", "op_sharding_rules", "programs", "tensor_shardings",
+    "verifiable_op_sharding_rules",
+]
 
 AXIS_NAMES = ("a", "b", "c", "x", "y", "z", "data", "model", "weird name", "é")
+AXIS_SIZES = (1, 2, 3, 4, 6, 8, 16)
 
 
 @st.composite
-def meshes(draw, min_axes: int = 0, max_axes: int = 4) -> Mesh:
+def meshes(draw, min_axes: int = 0, max_axes: int = 4, *, allow_device_ids: bool = True,
+           allow_maximal: bool = True, max_devices: int | None = None) -> Mesh:
+    """A mesh of ``min_axes`` to ``max_axes`` uniquely named axes (spec 003 §3.11): sizes
+    from :data:`AXIS_SIZES`, at most ``max_devices`` devices in all; with
+    ``allow_device_ids`` sometimes an explicit ``device_ids`` permutation (when there are
+    at most 64 devices), with ``allow_maximal`` sometimes a maximal mesh ``<[], device_ids=
+    [k]>`` when no axis is drawn; else the empty mesh."""
     names = draw(st.lists(st.sampled_from(AXIS_NAMES), min_size=min_axes, max_size=max_axes,
                           unique=True))
-    sizes = [draw(st.sampled_from([1, 2, 3, 4, 6, 8, 16])) for _ in names]
+    sizes, total = [], 1
+    for _ in names:
+        fits = [s for s in AXIS_SIZES if max_devices is None or total * s <= max_devices]
+        size = draw(st.sampled_from(fits))
+        sizes.append(size)
+        total *= size
     axes = tuple(MeshAxis(n, s) for n, s in zip(names, sizes))
     if not axes:
-        if draw(st.booleans()):
-            return Mesh((), (draw(st.integers(0, 7)),))  # a maximal mesh
+        if allow_maximal and draw(st.booleans()):
+            return Mesh((), (draw(st.integers(0, 7)),))
         return Mesh()
-    total = 1
-    for s in sizes:
-        total *= s
     device_ids = ()
-    if total <= 64 and draw(st.booleans()):
+    if allow_device_ids and total <= 64 and draw(st.booleans()):
         device_ids = tuple(draw(st.permutations(range(total))))
     return Mesh(axes, device_ids)
 
@@ -50,62 +80,112 @@ def _divisor_pairs(size: int) -> list[tuple[int, int]]:
 
 
 @st.composite
-def axis_pieces(draw, mesh: Mesh) -> list[AxisRef]:
-    """Disjoint axis refs of ``mesh``: per axis, the full axis or non-overlapping sub-axes."""
+def axis_refs(draw, mesh: Mesh, *, sub_axes: bool = True) -> AxisRef:
+    """One axis ref of ``mesh`` (which needs an axis): a full axis or, with ``sub_axes``,
+    a proper sub-axis ``"x":(m)k`` with ``m*k`` dividing the axis size and ``k > 1``
+    (spec 000 §3.4.3, §3.4.5; spec 003 §3.16)."""
+    axis = draw(st.sampled_from(mesh.axes))
+    splits = _divisor_pairs(axis.size) if sub_axes else []
+    if splits and draw(st.booleans()):
+        pre, size = draw(st.sampled_from(splits))
+        return AxisRef(axis.name, SubAxisInfo(pre, size))
+    return AxisRef(axis.name)
+
+
+def _cut(draw, axis: MeshAxis) -> list[AxisRef]:
+    """Consecutive sub-axes of ``axis``, a non-mergeable subset of them (spec 000 §3.4.5:
+    two adjacent sub-axes in one list would have to be merged)."""
+    cuts, pre = [], 1
+    while pre < axis.size:
+        options = [s for s in range(2, axis.size // pre + 1) if (axis.size // pre) % s == 0]
+        s = draw(st.sampled_from(options))
+        cuts.append((pre, s))
+        pre *= s
+    if len(cuts) == 1:
+        return [AxisRef(axis.name)]
+    keep = [c for c in cuts if draw(st.booleans())]
+    chosen = [k for i, k in enumerate(keep) if i == 0 or keep[i - 1][0] * keep[i - 1][1] != k[0]]
+    return [AxisRef(axis.name, SubAxisInfo(p, s)) for p, s in chosen]
+
+
+@st.composite
+def disjoint_axis_refs(draw, mesh: Mesh, *, sub_axes: bool = True) -> list[AxisRef]:
+    """Disjoint axis refs of ``mesh``: per axis of size > 1, nothing, the full axis or (with
+    ``sub_axes``) non-overlapping, non-mergeable sub-axes; usable together in one sharding
+    (spec 000 §3.1 invariants: no axis or overlapping sub-axis used twice)."""
     pieces = []
     for axis in mesh.axes:
         if axis.size == 1 or not draw(st.booleans()):
             continue
-        splits = _divisor_pairs(axis.size)
-        if splits and draw(st.booleans()):
-            # cut the axis into consecutive sub-axes and keep a non-mergeable subset
-            cuts, pre = [], 1
-            while pre < axis.size:
-                options = [s for s in range(2, axis.size // pre + 1)
-                           if (axis.size // pre) % s == 0]
-                s = draw(st.sampled_from(options))
-                cuts.append((pre, s))
-                pre *= s
-            if len(cuts) == 1:
-                pieces.append(AxisRef(axis.name))
-                continue
-            keep = [c for c in cuts if draw(st.booleans())]
-            chosen = [k for i, k in enumerate(keep)
-                      if i == 0 or keep[i - 1][0] * keep[i - 1][1] != k[0]]
-            pieces.extend(AxisRef(axis.name, SubAxisInfo(p, s)) for p, s in chosen)
+        if sub_axes and _divisor_pairs(axis.size) and draw(st.booleans()):
+            pieces.extend(_cut(draw, axis))
         else:
             pieces.append(AxisRef(axis.name))
     return pieces
 
 
+axis_pieces = disjoint_axis_refs  # the older name
+
+
+def _dimension(draw, axes, size, open_dims, priorities) -> DimensionSharding:
+    """One dimension sharding: open or closed per ``open_dims`` (None: either), a priority
+    sometimes when ``priorities``, never on an empty closed dimension (spec 000 §3.6)."""
+    is_closed = draw(st.booleans()) if open_dims is None else not open_dims
+    priority = draw(st.one_of(st.none(), st.integers(0, 5))) if priorities else None
+    if is_closed and not axes:
+        priority = None
+    return DimensionSharding(axes, is_closed, priority)
+
+
+def _product(axes, mesh: Mesh) -> int:
+    sizes = {a.name: a.size for a in mesh.axes}
+    out = 1
+    for a in axes:
+        out *= a.sub_axis_info.size if a.sub_axis_info is not None else sizes[a.name]
+    return out
+
+
 @st.composite
-def tensor_shardings(draw, mesh: Mesh | None = None, mesh_name: str | None = "mesh",
-                     rank: int | None = None) -> TensorSharding:
-    """A valid sharding of a tensor of ``rank`` on ``mesh`` (referenced as ``@mesh_name``)."""
+def tensor_shardings(draw, mesh: Mesh | None = None, shape_or_rank=None, *,
+                     mesh_name: str | None = "mesh", rank: int | None = None,
+                     open_dims: bool | None = None, priorities: bool = True,
+                     replicated: bool = True, unreduced: bool = True, sub_axes: bool = True,
+                     divisible: bool = False) -> TensorSharding:
+    """A valid sharding (spec 003 §3.18, spec 000 §3.1-§3.6) of a tensor on ``mesh`` (drawn
+    when None), referenced as ``@mesh_name`` or inline when that is None. ``shape_or_rank``
+    (or ``rank``) fixes the rank; with a shape and ``divisible``, each dimension's axes
+    divide its size (spec 000 §3.7). ``open_dims`` True/False makes every dimension open or
+    closed; ``priorities``, ``replicated``, ``unreduced`` and ``sub_axes`` allow those parts.
+    A maximal mesh gets the empty sharding ``[]``."""
     mesh = mesh if mesh is not None else draw(meshes())
+    shape = tuple(shape_or_rank) if isinstance(shape_or_rank, (tuple, list)) else None
+    if shape is not None:
+        rank = len(shape)
+    elif shape_or_rank is not None:
+        rank = shape_or_rank
     rank = rank if rank is not None else draw(st.integers(0, 4))
-    pieces = draw(axis_pieces(mesh)) if not mesh.is_maximal else []
+    pieces = draw(disjoint_axis_refs(mesh, sub_axes=sub_axes)) if not mesh.is_maximal else []
     pieces = draw(st.permutations(pieces))
     slots = [draw(st.integers(0, rank + 1)) for _ in pieces]  # dim, replicated or unreduced
     dims = []
     for d in range(rank):
         axes = tuple(p for p, s in zip(pieces, slots) if s == d)
-        # two consecutive sub-axes of one axis in one dim must not be mergeable
         if any(a.can_merge(b) for a, b in itertools.pairwise(axes)):
-            axes = axes[:1]
-        is_closed = draw(st.booleans())
-        priority = draw(st.one_of(st.none(), st.integers(0, 5)))
-        if is_closed and not axes:
-            priority = None
-        dims.append(DimensionSharding(axes, is_closed, priority))
+            axes = axes[:1]  # two consecutive sub-axes of one axis must not be mergeable
+        if divisible and shape is not None:
+            while axes and (shape[d] is None or shape[d] % _product(axes, mesh)):
+                axes = axes[:-1]
+        dims.append(_dimension(draw, axes, shape, open_dims, priorities))
     key = mesh_axis_key(mesh)
-    replicated = tuple(sorted((p for p, s in zip(pieces, slots) if s == rank), key=key))
-    unreduced = tuple(sorted((p for p, s in zip(pieces, slots) if s == rank + 1), key=key))
+    rep = tuple(sorted((p for p, s in zip(pieces, slots) if s == rank), key=key))
+    unred = tuple(sorted((p for p, s in zip(pieces, slots) if s == rank + 1), key=key))
+    rep = rep if replicated else ()
+    unred = unred if unreduced else ()
     if mesh.is_maximal:
-        dims, replicated, unreduced = [], (), ()
-    reduction = draw(st.sampled_from(list(ReductionOp))) if unreduced else ReductionOp.SUM
+        dims, rep, unred = [], (), ()
+    reduction = draw(st.sampled_from(list(ReductionOp))) if unred else ReductionOp.SUM
     mesh_or_ref = mesh_name if mesh_name is not None else mesh
-    return TensorSharding(mesh_or_ref, tuple(dims), replicated, unreduced, reduction)
+    return TensorSharding(mesh_or_ref, tuple(dims), rep, unred, reduction)
 
 
 @st.composite

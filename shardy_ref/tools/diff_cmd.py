@@ -1,10 +1,11 @@
 """``shardy-ref diff``: differential testing against another sdy_opt-compatible tool.
 
 For N random programs (:func:`shardy_ref.testing.programs.random_program`, seeds S, S+1,
-...), or the module files given, it runs our pass pipeline in-process and the other tool
-as ``CMD FILE --pass-pipeline=builtin.module(PASSES)``, parses both outputs with our parser
-and compares them structurally (:mod:`shardy_ref.tools.diff_compare`). Each program ends as
-agree, disagree, ours-error, theirs-error or both-error. A disagreement is shrunk
+..., with the ``--features`` asked for), or the module files given, it runs our pass
+pipeline in-process and the other tool as ``CMD FILE --pass-pipeline=builtin.module(PASSES)``,
+parses both outputs with our parser and compares them structurally
+(:mod:`shardy_ref.tools.diff_compare`). Each program ends as agree, disagree, ours-error,
+theirs-error or both-error. A disagreement is shrunk
 (:mod:`shardy_ref.tools.diff_shrink`) and saved with the pipeline, both shardings and a
 one-line repro command; an error is saved as it is. The tool runs up to ``--batch``
 programs per call with ``-split-input-file`` (its start-up dominates); the programs it
@@ -59,6 +60,11 @@ def _parser() -> argparse.ArgumentParser:
                    help="passes, e.g. sdy-propagation-pipeline (wrapped in builtin.module())")
     p.add_argument("--examples", type=int, default=100, metavar="N", help="programs (100)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="first seed (0)")
+    p.add_argument("--features", default="", metavar="LIST",
+                   help="random programs also use these, comma-separated: groups, manual, "
+                        "control-flow, calls, priorities, or all (none)")
+    p.add_argument("--max-ops", type=int, default=8, metavar="K",
+                   help="at most K steps per random program (8)")
     p.add_argument("files", nargs="*", metavar="FILE",
                    help="diff these modules instead of random programs")
     p.add_argument("--save", default="shardy-ref-diff", metavar="DIR",
@@ -285,18 +291,26 @@ def _programs(opts) -> list[tuple[str, str, object]]:
             for seed in range(opts.seed, opts.seed + opts.examples)]
 
 
-def _text(source) -> str:
+def _text(source, features=None) -> str:
     from shardy_ref.testing.programs import random_program
 
     if isinstance(source, int):
-        return random_program(source)
+        return random_program(source, features)
     return Path(source).read_text(encoding="utf-8", errors="surrogateescape")
 
 
 def main(argv: list[str]) -> int:
     opts = _parser().parse_args(argv)
-    if opts.examples < 0 or opts.batch < 1:
-        sys.stderr.write("shardy-ref diff: --examples must be >= 0 and --batch >= 1\n")
+    if opts.examples < 0 or opts.batch < 1 or opts.max_ops < 1:
+        sys.stderr.write("shardy-ref diff: --examples must be >= 0, --batch and --max-ops "
+                         ">= 1\n")
+        return 1
+    from shardy_ref.testing.program_features import Features
+
+    try:
+        features = Features.parse(opts.features, opts.max_ops)
+    except ValueError as e:
+        sys.stderr.write(f"shardy-ref diff: --features: {e}\n")
         return 1
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     programs = _programs(opts)
@@ -308,7 +322,7 @@ def main(argv: list[str]) -> int:
         for i in range(0, len(programs), opts.batch):
             chunk = programs[i:i + opts.batch]
             try:
-                texts = [_text(source) for _, _, source in chunk]
+                texts = [_text(source, features) for _, _, source in chunk]
             except OSError as e:
                 sys.stderr.write(f"shardy-ref diff: cannot read {e.filename}: {e.strerror}\n")
                 return 1

@@ -27,7 +27,7 @@ def shardings(draw) -> str:
     """A sharding of a ``tensor<8x8xf32>`` on ``@mesh``: often one of a few closed ones."""
     if draw(st.booleans()):
         return draw(st.sampled_from(CLOSED))
-    sharding = draw(tensor_shardings(MESH, "mesh", rank=2))
+    sharding = draw(tensor_shardings(MESH, mesh_name="mesh", rank=2))
     return "<" + sharding.replace(reduction_op=ReductionOp.SUM).body() + ">"
 
 

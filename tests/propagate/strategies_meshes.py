@@ -64,7 +64,7 @@ def sharded_modules(draw, size_one: bool = False, sum_only: bool = False) -> str
             name, mesh = draw(st.sampled_from(named))
         else:
             name, mesh = None, draw(st.sampled_from(distinct))
-        sharding = draw(tensor_shardings(mesh, name, rank=2))
+        sharding = draw(tensor_shardings(mesh, mesh_name=name, rank=2))
         if size_one:
             sharding = draw(with_size_one_axes(sharding, mesh))
         if sum_only:
