@@ -96,6 +96,26 @@ def attention(w: Writer, x: str, p: dict, neg_inf: str, zero: str) -> str:
     return dot(w, c2, p["wo"], D, D)
 
 
+def constants(w: Writer) -> tuple[str, str, str, str]:
+    """The layers' shared constants: zero, -inf, 1/D and the layernorm epsilon."""
+    return (w.op("stablehlo.constant dense<0.000000e+00> : tensor<f32>"),
+            w.op("stablehlo.constant dense<0xFF800000> : tensor<f32>"),
+            w.op(f"stablehlo.constant dense<{1 / D:e}> : tensor<{BS}xf32>"),
+            w.op(f"stablehlo.constant dense<1.000000e-05> : tensor<{BS}xf32>"))
+
+
+def layer(w: Writer, x: str, i: int, consts: tuple[str, str, str, str]) -> str:
+    """Transformer layer ``i`` (weights ``%<name>_<i>``) on ``x``; returns its output."""
+    zero, neg_inf, inv_d, eps = consts
+    p = {n: f"%{n}_{i}" for n, _, _ in WEIGHTS}
+    h = attention(w, layernorm(w, x, p["g1"], zero, inv_d, eps), p, neg_inf, zero)
+    x = w.op(f"stablehlo.add {x}, {h} : {T2}")
+    m = dot(w, layernorm(w, x, p["g2"], zero, inv_d, eps), p["w1"], D, F)
+    g = w.op(f"stablehlo.multiply {m}, {w.op(f'stablehlo.logistic {m} : tensor<{BS}x{F}xf32>')}"
+             f" : tensor<{BS}x{F}xf32>")
+    return w.op(f"stablehlo.add {x}, {dot(w, g, p['w2'], F, D)} : {T2}")
+
+
 def generate(layers: int) -> str:
     """A module with one ``@main`` holding ``layers`` transformer layers."""
     args = [f'%x: {T2} {{sdy.sharding = #sdy.sharding<@mesh, [{{"data"}}, {{}}]>}}']
@@ -103,19 +123,10 @@ def generate(layers: int) -> str:
         args += [f"%{n}_{i}: {t} {{sdy.sharding = #sdy.sharding<@mesh, {s}>}}"
                  for n, t, s in WEIGHTS]
     w = Writer()
-    zero = w.op("stablehlo.constant dense<0.000000e+00> : tensor<f32>")
-    neg_inf = w.op("stablehlo.constant dense<0xFF800000> : tensor<f32>")
-    inv_d = w.op(f"stablehlo.constant dense<{1 / D:e}> : tensor<{BS}xf32>")
-    eps = w.op(f"stablehlo.constant dense<1.000000e-05> : tensor<{BS}xf32>")
+    consts = constants(w)
     x = "%x"
     for i in range(layers):
-        p = {n: f"%{n}_{i}" for n, _, _ in WEIGHTS}
-        h = attention(w, layernorm(w, x, p["g1"], zero, inv_d, eps), p, neg_inf, zero)
-        x = w.op(f"stablehlo.add {x}, {h} : {T2}")
-        m = dot(w, layernorm(w, x, p["g2"], zero, inv_d, eps), p["w1"], D, F)
-        g = w.op(f"stablehlo.multiply {m}, {w.op(f'stablehlo.logistic {m} : tensor<{BS}x{F}xf32>')}"
-                 f" : tensor<{BS}x{F}xf32>")
-        x = w.op(f"stablehlo.add {x}, {dot(w, g, p['w2'], F, D)} : {T2}")
+        x = layer(w, x, i, consts)
     body = "\n".join(w.lines)
     return (f'sdy.mesh @mesh = <["data"=2, "model"=4]>\n'
             f"func.func @main({', '.join(args)}) -> {T2} {{\n{body}\n  return {x} : {T2}\n}}\n")

@@ -32,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from parse_print import LAYER, OPS_PER_LAYER
-from propagate import BS, T2, WEIGHTS, D, F, Writer, attention, dot, layernorm
+from propagate import BS, T2, WEIGHTS, D, Writer, constants, layer
 from simulate import best
 
 CLOCK = time.process_time  # CPU seconds: the machine is shared, wall time is noisy
@@ -45,14 +45,7 @@ CONSTRAINT_EVERY = 4  # layers between two sharding constraints in the chain
 def _chain_layer(w: Writer, x: str, i: int, consts: tuple[str, str, str, str]) -> str:
     """One transformer layer of ``benchmarks/propagate.py`` plus a transpose pair (and a
     sharding constraint every few layers); returns the layer's output value."""
-    zero, neg_inf, inv_d, eps = consts
-    p = {n: f"%{n}_{i}" for n, _, _ in WEIGHTS}
-    h = attention(w, layernorm(w, x, p["g1"], zero, inv_d, eps), p, neg_inf, zero)
-    x = w.op(f"stablehlo.add {x}, {h} : {T2}")
-    m = dot(w, layernorm(w, x, p["g2"], zero, inv_d, eps), p["w1"], D, F)
-    g = w.op(f"stablehlo.multiply {m}, {w.op(f'stablehlo.logistic {m} : tensor<{BS}x{F}xf32>')}"
-             f" : tensor<{BS}x{F}xf32>")
-    x = w.op(f"stablehlo.add {x}, {dot(w, g, p['w2'], F, D)} : {T2}")
+    x = layer(w, x, i, consts)
     t = w.op(f"stablehlo.transpose {x}, dims = [1, 0] : ({T2}) -> tensor<{D}x{BS}xf32>")
     x = w.op(f"stablehlo.transpose {t}, dims = [1, 0] : (tensor<{D}x{BS}xf32>) -> {T2}")
     if i % CONSTRAINT_EVERY == CONSTRAINT_EVERY - 1:
@@ -69,10 +62,7 @@ def chain_module(n_ops: int) -> str:
         args += [f"%{n}_{i}: {t} {{sdy.sharding = #sdy.sharding<@mesh, {s}>}}"
                  for n, t, s in WEIGHTS]
     w = Writer()
-    consts = (w.op("stablehlo.constant dense<0.000000e+00> : tensor<f32>"),
-              w.op("stablehlo.constant dense<0xFF800000> : tensor<f32>"),
-              w.op(f"stablehlo.constant dense<{1 / D:e}> : tensor<{BS}xf32>"),
-              w.op(f"stablehlo.constant dense<1.000000e-05> : tensor<{BS}xf32>"))
+    consts = constants(w)
     x = "%x"
     for i in range(layers):
         x = _chain_layer(w, x, i, consts)
