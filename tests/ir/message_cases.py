@@ -1,6 +1,8 @@
 """Helpers of the verifier's message tables (tests/ir/test_stablehlo_*.py): a case's op in a
-function, and the first error our parser and verifier give for a text."""
+function, and the first error our parser and verifier (or the oracle) give for a text."""
 from __future__ import annotations
+
+import re
 
 from shardy_ref.ir.diagnostics import ParseError, VerifyError
 from shardy_ref.ir.verify import verify_module
@@ -16,4 +18,13 @@ def first_error(text: str) -> str | None:
         verify_module(parse_module(text, "-"))
     except (VerifyError, ParseError) as e:
         return e.message
+    return None
+
+
+def oracle_first_error(err: str) -> str | None:
+    """The message of the oracle's first ``error:`` line (its location dropped)."""
+    for line in err.splitlines():
+        m = re.search(r'error: (?:"-":\d+:\d+: )?(.*)', line)
+        if m and "Unable to parse" not in line:
+            return m.group(1)
     return None

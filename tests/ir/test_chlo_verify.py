@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from shardy_ref.ir.diagnostics import ParseError, VerifyError
+from shardy_ref.ir.diagnostics import VerifyError
 from shardy_ref.ir.verify import verify_module
 from shardy_ref.parser import parse_module
+from tests.ir.message_cases import first_error
 
 ARGS = ("%a: tensor<4xf32>, %b: tensor<2x4xf32>, %c: tensor<3xf32>, %i: tensor<4xi32>, "
         "%j: tensor<4xi64>, %p: tensor<4xi1>, %s: tensor<f32>, %l: tensor<2x11x5xf32>, "
@@ -150,14 +151,6 @@ _RAGGED = ('%0 = "chlo.ragged_dot"(%l, %r, %g) {{ragged_dot_dimension_numbers = 
 
 def wrap(op_line: str, args: str = ARGS) -> str:
     return f"func.func @f({args}) {{\n  {op_line}\n  return\n}}\n"
-
-
-def first_error(text: str) -> str | None:
-    try:
-        verify_module(parse_module(text, "-"))
-    except (VerifyError, ParseError) as e:
-        return e.message
-    return None
 
 
 @pytest.mark.parametrize(("op_line", "message"), CASES, ids=range(len(CASES)))

@@ -5,14 +5,12 @@ for it, as jaxlib 0.10.2's MLIR prints it (checked against the oracle by the
 ``oracle``-marked test); the ``VALID`` ops, one or more per op, verify."""
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from shardy_ref.ir.diagnostics import VerifyError
 from shardy_ref.ir.verify import verify_module
 from shardy_ref.parser import parse_module
-from tests.ir.message_cases import first_error
+from tests.ir.message_cases import first_error, oracle_first_error
 
 ARGS = ("%a: tensor<4xf32>, %b: tensor<2x4xf32>, %c: tensor<3xf32>, %i: tensor<4xi32>, "
         "%j: tensor<4xi64>, %p: tensor<4xi1>, %s: tensor<f32>, %k: tensor<i32>, "
@@ -378,14 +376,6 @@ def test_out_of_range_dims_are_located_errors():
     assert first_error(text) == "attribute permutation must be a permutation of [0, 1] but got 2, 0"
 
 
-def _oracle_first_error(err: str) -> str | None:
-    for line in err.splitlines():
-        m = re.search(r'error: (?:"-":\d+:\d+: )?(.*)', line)
-        if m and "Unable to parse" not in line:
-            return m.group(1)
-    return None
-
-
 @pytest.mark.oracle
 def test_messages_are_upstreams():
     import corpus
@@ -394,5 +384,5 @@ def test_messages_are_upstreams():
     expected = [m for _, m in CASES] + [None] * len(VALID)
     results = corpus.oracle_print([(wrap(op), False) for op in ops])
     for op, ref, want in zip(ops, results, expected, strict=True):
-        got = None if ref["ok"] else _oracle_first_error(ref["err"])
+        got = None if ref["ok"] else oracle_first_error(ref["err"])
         assert got == want, (op, ref["err"])

@@ -8,14 +8,12 @@ in a function and the first error upstream reports for it (``None``: valid), as 
 0.10.2's MLIR prints them (checked against the oracle by the ``oracle``-marked test)."""
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from shardy_ref.ir.diagnostics import VerifyError
 from shardy_ref.ir.verify import verify_module
 from shardy_ref.parser import parse_module
-from tests.ir.message_cases import first_error, wrap
+from tests.ir.message_cases import first_error, oracle_first_error, wrap
 
 # (id, function arguments, op, first error or None)
 CASES = [
@@ -748,14 +746,6 @@ def test_inference_errors_come_in_pairs():
         ["'stablehlo.cholesky' op failed to infer returned types"]
 
 
-def _oracle_first_error(err: str) -> str | None:
-    for line in err.splitlines():
-        m = re.search(r'error: (?:"-":\d+:\d+: )?(.*)', line)
-        if m and "Unable to parse" not in line:
-            return m.group(1)
-    return None
-
-
 @pytest.mark.oracle
 def test_messages_are_upstreams():
     import corpus
@@ -763,5 +753,5 @@ def test_messages_are_upstreams():
     texts = [wrap(args, op) for _, args, op, _ in CASES]
     results = corpus.oracle_print([(t, False) for t in texts])
     for (name, _, _, want), ref in zip(CASES, results, strict=True):
-        got = None if ref["ok"] else _oracle_first_error(ref["err"])
+        got = None if ref["ok"] else oracle_first_error(ref["err"])
         assert got == want, (name, ref["err"])
