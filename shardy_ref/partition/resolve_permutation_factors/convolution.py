@@ -28,17 +28,16 @@ from shardy_ref.partition.resolve_permutation_factors.replicate import (
     replicate_permutation_factors,
 )
 from shardy_ref.partition.unreduced_collectives import reshard
-from shardy_ref.propagate.rules.reduce import _ints
+from shardy_ref.propagate.rules.builder import ints_attr
 
 
 def _tiled(op: Operation, i: int, lhs_dim: int, rhs_dim: int, out_dim: int) -> bool:
     """Does spatial dimension ``i`` cut the input into whole, disjoint windows?"""
-    attrs = op.attributes
     lhs, rhs, out = (op.operands[0].type.shape[lhs_dim], op.operands[1].type.shape[rhs_dim],
                      op.results[0].type.shape[out_dim])
 
     def entry(name: str, default: int, width: int = 1) -> tuple:
-        values = _ints(attrs.get(name))
+        values = ints_attr(op, name)
         return tuple(values[i * width:(i + 1) * width]) if values else (default,) * width
 
     return (entry("padding", 0, 2) == (0, 0) and entry("lhs_dilation", 1) == (1,)
