@@ -14,6 +14,7 @@ from tests.conftest import CORPUS
 from tests.fuzz_pipeline import BAD, pick_and_mutate, run_one
 from tests.profiles import examples
 
+sys.setrecursionlimit(max(sys.getrecursionlimit(), 10000))
 pytestmark = pytest.mark.skipif(not CORPUS.exists(), reason="../shared/conformance is absent")
 
 
@@ -34,7 +35,6 @@ class _Draws:
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(st.data())
 def test_mutants_end_in_a_located_error_or_run_cleanly(data):
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10000))
     text = pick_and_mutate(_Draws(data))
     outcome = run_one(text)
     assert outcome.kind not in BAD, f"{outcome.kind}: {outcome.detail}\n{text}"

@@ -48,6 +48,7 @@ from shardy_ref.partition.unreduced_collectives import (
     collective,
     insert_all_reduce_if_unreduced_to_replicated,
     insert_unreduced_collectives,
+    make_explicit_reduction_operand_partial,
     reshard,
 )
 from shardy_ref.pass_manager import Pass, PassContext, register_pass
@@ -62,6 +63,8 @@ from shardy_ref.propagate.projection import (
 )
 from shardy_ref.propagate.rules.registry import get_or_create_sharding_rule
 
+# explicit collectives that sum their operand's partial values themselves
+_EXPLICIT_REDUCTIONS = frozenset({"sdy.all_reduce", "sdy.reduce_scatter"})
 
 def _rank(type_) -> int:
     shape = getattr(type_, "shape", None)
@@ -140,10 +143,11 @@ class Inserter:
     # -- ops with a sharding rule ---------------------------------------------------------
     def all_reduce_on_op_if_unreduced_to_replicated(self, op: Operation) -> None:
         """Upstream ``insertAllReduceOnOpIfUnreducedToReplicated``, except on an
-        ``sdy.all_reduce``: it reduces its operand's unreduced axes itself (upstream adds a
-        second all-reduce before it when the pass runs again, e.g. the full version after
-        ``sdy-propagation-pipeline``, and the sum is taken twice)."""
-        if not op.results or op.name == "sdy.all_reduce":
+        ``sdy.all_reduce`` or ``sdy.reduce_scatter``: it reduces its operand's unreduced
+        axes itself (upstream adds a second all-reduce before it when the pass runs again,
+        e.g. the full version after ``sdy-propagation-pipeline``, and the sum is taken
+        twice)."""
+        if not op.results or op.name in _EXPLICIT_REDUCTIONS:
             return
         first = get_sharding(op.results[0])
         for use in list(op.op_operands):
@@ -328,6 +332,8 @@ class Inserter:
                 op.results[0].replace_all_uses_with(use.value)
                 op.erase()
                 return
+        if on_full and op.name in _EXPLICIT_REDUCTIONS:
+            make_explicit_reduction_operand_partial(op, self.table)
         self.all_reduce_on_op_if_unreduced_to_replicated(op)
         in_shardings = [sharding_bypassing_barriers(v) for v in op.operands]
         out_shardings = [sharding_bypassing_barriers(v) for v in op.results]

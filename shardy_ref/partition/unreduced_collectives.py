@@ -11,6 +11,7 @@ from shardy_ref.ir.sdy_debug import ReductionOp
 from shardy_ref.ir.sdy_sharding import TensorSharding
 from shardy_ref.ir.symbols import SymbolTable
 from shardy_ref.ir.value_sharding import get_sharding, value_location
+from shardy_ref.partition.convert_global_to_local.replica_groups import InvalidAxes, check_axes
 from shardy_ref.propagate.imports.manual_axes_cleanup import mesh_or_lookup
 from shardy_ref.propagate.projection import PrefixStatus, axis_list_prefix_status
 
@@ -113,3 +114,38 @@ def insert_unreduced_collectives(use: OpOperand, out: TensorSharding | None,
         use.set(result)
         return last
     return None
+
+
+def make_explicit_reduction_operand_partial(op: Operation, table: SymbolTable) -> None:
+    """Our addition to the full version: an ``sdy.all_reduce`` or ``sdy.reduce_scatter``
+    that sums along axes its operand is not unreduced along (the operand is replicated there,
+    AR-5) would add up every device's copy, so the partitioned program computes the value
+    times the axes' size where the global program leaves it unchanged. A
+    ``replicated_to_unreduced`` before it makes the operand partial along those axes, so
+    the sum counts the value once. Upstream keeps the op as is. A max or min of copies is
+    the value itself, so only sums need it."""
+    reduction = op.attributes.get("reduction_op")
+    if reduction is not None and ReductionOp(reduction.value) != ReductionOp.SUM:
+        return
+    if op.name == "sdy.all_reduce":
+        axes = list(op.attributes["reduction_axes"])
+    else:
+        axes = [a for per_dim in op.attributes["reduce_scatter_axes"] for a in per_dim]
+    out = op.attributes["out_sharding"]
+    value = op.operands[0]
+    inp = get_sharding(value) or TensorSharding.fully_closed(out.mesh_or_ref, out.rank)
+    mesh = mesh_or_lookup(table, inp.mesh_or_ref)
+    if mesh is None or (inp.unreduced_axes and inp.reduction_op != ReductionOp.SUM):
+        return
+    try:
+        check_axes(axes, mesh)
+    except InvalidAxes:  # sdy-convert-global-to-local reports them at the op
+        return
+    replicated = axis_set_diff(axes, inp.unreduced_axes, mesh)
+    if not replicated:
+        return
+    partial = inp.replace(unreduced_axes=tuple(sort_and_merge_axes(
+        [*inp.unreduced_axes, *replicated], mesh)), reduction_op=ReductionOp.SUM)
+    new = collective("sdy.replicated_to_unreduced", value, partial, op,
+                     axes=AxisRefList(tuple(sort_and_merge_axes(replicated, mesh))))
+    op.set_operand(0, new.results[0])

@@ -67,7 +67,7 @@ class InvalidAxes(ValueError):
     computes garbage groups); the pass reports it at the op."""
 
 
-def _check_axes(axes: list, mesh: Mesh) -> None:
+def check_axes(axes: list, mesh: Mesh) -> None:
     sizes = {a.name: a.size for a in mesh.axes}
     for axis in axes:
         full = sizes.get(axis.name)
@@ -83,7 +83,7 @@ def replica_groups(axes, mesh: Mesh, mesh_or_ref, enable_rgv3: bool):
     """Upstream ``getReplicaGroupsAndSize``: the replica groups attribute (V3 when enabled
     and no axis is a sub-axis) and the number of devices in each group."""
     axes = list(axes)
-    _check_axes(axes, mesh)
+    check_axes(axes, mesh)
     if enable_rgv3 and not any(a.is_sub_axis for a in axes):
         size = 1
         for axis in axes:
