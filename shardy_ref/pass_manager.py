@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from shardy_ref.ir.diagnostics import Diagnostic, PassError, ShardyRefError
+from shardy_ref.ir.ir_snapshot import ir_snapshot
 from shardy_ref.ir.location import UNKNOWN_LOC
 from shardy_ref.ir.operation import Operation
 from shardy_ref.ir.symbols import symbols_fixed
@@ -398,15 +399,20 @@ def _frozen_heap():
 
 
 class PassManager:
-    """Runs a pipeline on a module, verifying the IR after each pass (as mlir-opt does)."""
+    """Runs a pipeline on a module, verifying the IR after each pass that changed it (as
+    mlir-opt does, which skips passes that preserved all analyses)."""
 
     def __init__(self, pipeline: list[PipelineElement], verify=None):
         self.pipeline = pipeline
         self.verify = verify
+        self._verified: dict[int, tuple[Operation, tuple]] = {}
 
     def run(self, module: Operation, ctx: PassContext) -> None:
-        with _frozen_heap():
-            self._run_elements(self.pipeline, module, ctx)
+        try:
+            with _frozen_heap():
+                self._run_elements(self.pipeline, module, ctx)
+        finally:
+            self._verified.clear()
 
     def _run_elements(self, elements, op: Operation, ctx: PassContext) -> None:
         for element in elements:
@@ -437,8 +443,18 @@ class PassManager:
             first.others = [*getattr(first, "others", ()), *errors[1:]]
             raise first
         if self.verify is not None:
-            with blame(f"the verifier after {p.NAME}", op):
-                self.verify(op)
+            self._verify_if_changed(p, op)
+
+    def _verify_if_changed(self, p: Pass, op: Operation) -> None:
+        """Verify ``op`` after ``p`` unless it is exactly the IR verified after the last
+        pass that ran on it (MLIR skips the verifier after a pass that preserved all
+        analyses; :mod:`shardy_ref.ir.ir_snapshot`)."""
+        snapshot = ir_snapshot(op)
+        if self._verified.get(id(op), (None, None))[1] == snapshot:
+            return
+        with blame(f"the verifier after {p.NAME}", op):
+            self.verify(op)
+        self._verified[id(op)] = (op, snapshot)  # op kept alive, so its id stays its own
 
 
 @contextmanager

@@ -76,7 +76,10 @@ def test_stats_prints_a_throughput(capsys, monkeypatch):
     rate = re.search(r"^throughput: ([0-9.]+) programs/s through sdy-propagation-pipeline",
                      out, re.M)
     assert rate and float(rate.group(1)) > 0, out
-    assert "verify (after each pass)" in out and "sdy-user-priority-propagate" in out
+    assert "verify (after each pass that changed the IR)" in out
+    assert "sdy-user-priority-propagate" in out
+    verified = re.search(r"^passes that changed the IR, verified after: (\d+) of (\d+)$", out, re.M)
+    assert verified and 0 < int(verified.group(1)) < int(verified.group(2)), out
 
 
 @pytest.mark.parametrize("argv", [["--examples", "0"], ["--jobs", "0"]])

@@ -54,7 +54,8 @@ def test_pipeline_strings():
         parse_pipeline("builtin.module(test-options")
 
 
-def test_a_pipeline_runs_its_passes_in_order_verifying_after_each():
+def test_a_pipeline_runs_its_passes_in_order_verifying_after_each_change():
+    from shardy_ref.ir.builtin_attrs import StringAttr
     from shardy_ref.ir.operation import Operation
     from shardy_ref.pass_manager import PassContext, PassManager, PassPipeline, passes
 
@@ -62,11 +63,14 @@ def test_a_pipeline_runs_its_passes_in_order_verifying_after_each():
 
     @dataclass(frozen=True)
     class _Record(Pass):
+        """Logs its tag and writes it on the module (a change), unless it is "same"."""
         NAME = "test-record"
         tag: str = ""
 
         def run(self, op, ctx):
             log.append(self.tag)
+            if self.tag != "same":
+                op.attributes["tag"] = StringAttr(self.tag)
 
     @dataclass(frozen=True)
     class _Pipe(PassPipeline):
@@ -78,11 +82,78 @@ def test_a_pipeline_runs_its_passes_in_order_verifying_after_each():
     PASSES.update({"test-record": _Record, "test-pipe": _Pipe})
     try:
         module = Operation("builtin.module")
-        PassManager(parse_pipeline("test-pipe,test-record{tag=c}"),
+        PassManager(parse_pipeline("test-pipe,test-record{tag=same},test-record{tag=c}"),
                     verify=lambda op: log.append("verify")).run(module, PassContext())
     finally:
         del PASSES["test-record"], PASSES["test-pipe"]
-    assert log == ["a", "verify", "b", "verify", "c", "verify"]
+    assert log == ["a", "verify", "b", "verify", "same", "c", "verify"]
+
+
+MODULE = """sdy.mesh @mesh = <["x"=2]>
+func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = stablehlo.negate %arg0 : tensor<8xf32>
+  %1 = stablehlo.abs %0 : tensor<8xf32>
+  return %1 : tensor<8xf32>
+}
+"""
+
+
+def _edits():
+    """IR edits, each of which the verifier could see: the snapshot must tell them apart
+    from the IR before."""
+    from shardy_ref.ir.builtin_attrs import StringAttr
+    from shardy_ref.ir.operation import Operation
+    from shardy_ref.ir.types import RankedTensorType
+
+    def ops(module):
+        return [op for op in module.walk() if op.name.startswith("stablehlo.")]
+
+    def set_attr(m):
+        ops(m)[0].attributes["x"] = StringAttr("y")
+
+    def retype(m):
+        result = ops(m)[0].results[0]
+        result.type = RankedTensorType((4,), result.type.element_type)
+
+    def rename(m):
+        ops(m)[1].name = "stablehlo.negate"
+
+    def swap(m):
+        a, b = ops(m)
+        b.move_before(a)
+
+    def reroute(m):
+        a, b = ops(m)
+        b.set_operand(0, a.operands[0])
+
+    def insert(m):
+        a, _ = ops(m)
+        a.parent.insert_after(a, Operation("stablehlo.negate", [a.results[0]],
+                                           [a.results[0].type]))
+
+    def erase(m):
+        b = ops(m)[1]
+        b.results[0].replace_all_uses_with(b.operands[0])
+        b.erase()
+
+    def block_arg(m):
+        func = next(op for op in m.walk() if op.name == "func.func")
+        arg = func.regions[0].blocks[0].args[0]
+        arg.type = RankedTensorType((4,), arg.type.element_type)
+
+    return [set_attr, retype, rename, swap, reroute, insert, erase, block_arg]
+
+
+@pytest.mark.parametrize("edit", _edits(), ids=lambda f: f.__name__)
+def test_every_edit_changes_the_snapshot(edit):
+    from shardy_ref.ir.ir_snapshot import ir_snapshot
+    from shardy_ref.parser import parse_module
+
+    module = parse_module(MODULE)
+    before = ir_snapshot(module)
+    assert ir_snapshot(module) == before
+    edit(module)
+    assert ir_snapshot(module) != before
 
 
 def test_unimplemented_pass_module_is_a_pass_error():
