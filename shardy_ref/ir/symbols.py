@@ -67,27 +67,40 @@ def symbol_table(op: Operation) -> SymbolTable:
     return table
 
 
+_NO_SYMBOLS = frozenset({str, int, float, bool, bytes, type(None)})
+_FIELDS: dict[type, tuple[str, ...]] = {}  # per attribute class: its dataclass fields
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = tuple(f.name for f in dataclasses.fields(cls)) \
+            if dataclasses.is_dataclass(cls) else ()
+        _FIELDS[cls] = names
+    return names
+
+
 def _collect(attr, out: set[str]) -> None:
     """Add the root names of the symbol references inside ``attr`` (sdy mesh refs too); a
     stack rather than recursion, as attributes nest without limit."""
     todo = [attr]
     while todo:
         attr = todo.pop()
-        if isinstance(attr, SymbolRefAttr):
+        cls = type(attr)
+        if cls in _NO_SYMBOLS:
+            continue
+        if cls is SymbolRefAttr:
             out.add(attr.root)
-        elif isinstance(attr, ArrayAttr):
+        elif cls is ArrayAttr:
             todo.extend(attr.value)
-        elif isinstance(attr, DictionaryAttr):
+        elif cls is DictionaryAttr:
             todo.extend(a for _, a in attr.value)
-        elif dataclasses.is_dataclass(attr) and not isinstance(attr, type):
-            if type(attr).__name__ == "TensorSharding" and isinstance(attr.mesh_or_ref, str):
+        elif cls is tuple or cls is list:
+            todo.extend(attr)
+        else:
+            if cls.__name__ == "TensorSharding" and isinstance(attr.mesh_or_ref, str):
                 out.add(attr.mesh_or_ref)
-            for f in dataclasses.fields(attr):
-                value = getattr(attr, f.name)
-                if isinstance(value, tuple):
-                    todo.extend(value)
-                else:
-                    todo.append(value)
+            todo.extend(getattr(attr, name) for name in _field_names(cls))
 
 
 def op_symbol_uses(op: Operation) -> set[str]:
