@@ -28,9 +28,10 @@ def test_groups_manual_calls_simulate_like_one_device(seed):
     assert _same(text, seed), text
 
 
-@pytest.mark.xfail(strict=True, reason="the partitioner pads a while loop's non-divisible "
-                   "carried value (tensor<6xf32> on 4 devices) but not its block arguments: "
-                   "'expect operands to be compatible with condition block arguments'")
-def test_while_on_a_padded_value_simulates():
-    text = random_program(11, Features.parse("control-flow"))
-    assert _same(text, 11), text
+@pytest.mark.parametrize("seed", [11, 17, 38, 59, 69, 191])
+def test_while_on_a_padded_value_simulates(seed):
+    """The partitioner pads a while loop's non-divisible carried value (tensor<6xf32> on 4
+    devices) and its regions' block arguments with it (before: 'expect operands to be
+    compatible with condition block arguments' for each of these seeds)."""
+    text = random_program(seed, Features.parse("control-flow"))
+    assert _same(text, seed), text

@@ -117,6 +117,30 @@ class Conversion:
                     use.set(new if cast is None else cast)
         for op in reversed(self.replaced):
             op.erase()
+        for loop in self.rewriter.loops:
+            retype_loop_arguments(loop)
+
+
+def retype_loop_arguments(loop: Operation) -> None:
+    """Give the block arguments of a padded ``stablehlo.while`` its operands' padded types
+    (a region signature conversion). The casts the converted ops inside put on them become
+    no-ops and go; an op left alone still sees the unpadded type through a cast."""
+    types = [v.type for v in loop.operands]
+    for region in loop.regions:
+        for arg, padded in zip(region.blocks[0].args, types, strict=True):
+            if arg.type == padded:
+                continue
+            old, arg.type = arg.type, padded
+            casts = [u.owner for u in arg.uses
+                     if u.owner.name == CAST and u.owner.results[0].type == padded]
+            left_alone = [u for u in arg.uses if u.owner not in casts]
+            if left_alone:
+                cast = _source_cast(arg, old)
+                for use in left_alone:
+                    use.set(cast)
+            for op in casts:
+                op.results[0].replace_all_uses_with(arg)
+                op.erase()
 
 
 def _source_cast(value: Value, type_) -> Value:

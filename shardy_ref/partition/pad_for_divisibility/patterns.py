@@ -32,11 +32,13 @@ from shardy_ref.propagate.imports.manual_axes_cleanup import mesh_or_lookup
 
 @dataclass(slots=True)
 class Rewriter:
-    """What patterns share while one function is converted: the symbol table and the
-    padding cache (upstream's ``PaddedTypeConverter`` and ``PaddingCache``)."""
+    """What patterns share while one function is converted: the symbol table, the
+    padding cache (upstream's ``PaddedTypeConverter`` and ``PaddingCache``), and the
+    padded loops whose block arguments take their padded types at the end."""
 
     table: SymbolTable
     cache: PaddingCache = field(default_factory=PaddingCache)
+    loops: list[Operation] = field(default_factory=list)
 
     def padded(self, type_: Type, sharding: TensorSharding | None) -> Type:
         return padded_type(type_, sharding, self.table)
@@ -112,6 +114,17 @@ def pad_generic(rw: Rewriter, op: Operation, operands: list[Value]) -> list[Valu
     inferred type widened to its divisible padded type."""
     operands = _shardable(operands)
     return list(_recreate(op, operands, _result_types(rw, op, operands)).results)
+
+
+@pattern("stablehlo.while")
+def while_op(rw: Rewriter, op: Operation, operands: list[Value]) -> list[Value]:
+    """As generic; the block arguments of its regions get the padded types at the end
+    (:func:`~shardy_ref.partition.pad_for_divisibility.retype_loop_arguments`), once the
+    ops inside have been converted against the unpadded ones. Upstream's generic pattern
+    leaves them unpadded and the loop no longer verifies."""
+    results = pad_generic(rw, op, operands)
+    rw.loops.append(results[0].op)
+    return results
 
 
 @pattern("sdy.all_gather")
