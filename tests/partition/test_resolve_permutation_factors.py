@@ -566,3 +566,29 @@ def test_reshape_split_with_unrelated_axis_keeps_that_dim_whole():
     padded = np.concatenate([x, np.zeros((2, 4), np.int32)])
     got = run_manual(result, _mesh("m42"), padded, 0)
     assert np.array_equal(got[:2, :3, :], x.reshape(2, 3, 4))
+
+
+# the dim the halo exchange works on is sharded along manual axes while dim 0 stays sharded
+# along the free axis "c" (found by shardy-ref fuzz, seed 2026: the exchange's
+# collective_permute had no sharding, so convert-global-to-local left it global-sized)
+FREE_AXIS_RESHAPE = """sdy.mesh @mesh = <["a"=2, "c"=2, "b"=4]>
+func.func @main(%arg0: tensor<12x6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"c"}, {"a", "b"}]>}) -> (tensor<12x6xf32>, tensor<12x2x3xf32>) {
+  %0 = stablehlo.transpose %arg0, dims = [0, 1] : (tensor<12x6xf32>) -> tensor<12x6xf32>
+  %1 = stablehlo.reshape %0 : (tensor<12x6xf32>) -> tensor<12x2x3xf32>
+  %2 = stablehlo.add %1, %1 : tensor<12x2x3xf32>
+  %3 = stablehlo.tanh %arg0 : tensor<12x6xf32>
+  return %3, %2 : tensor<12x6xf32>, tensor<12x2x3xf32>
+}
+"""
+
+def test_halo_exchange_keeps_the_free_axes_sharding():
+    text = FREE_AXIS_RESHAPE
+    from shardy_ref.execute import run, simulate
+    from shardy_ref.parser import parse_module
+
+    main = next(op for op in parse_module(text).walk() if op.name == "func.func")
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal(a.type.shape).astype(np.float32)
+            for a in main.regions[0].blocks[0].args]
+    for got, want in zip(simulate(text, *args), run(text, *args), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-6)

@@ -69,9 +69,9 @@ def _buffer(b: Builder, value: Value, dim: int, edge: int, padding: Value, ex: D
             segments.append(value)
             continue
         pairs = shift_source_target_pairs(mesh, axes, offset)
-        received = emit.collective_permute(b, value, pairs, state) if pairs else value
+        received = emit.collective_permute(b, value, pairs, state, local) if pairs else value
         if pairs and fill_missing:
-            received = _or_padding(b, received, pairs, padding, state)
+            received = _or_padding(b, received, pairs, padding, state, local)
         segments.append(received)
     concat = emit.concatenate(b, segments, dim, local)
     rank = len(value.type.shape)
@@ -80,17 +80,22 @@ def _buffer(b: Builder, value: Value, dim: int, edge: int, padding: Value, ex: D
     return emit.pad(b, concat, padding, low, low, interiors, local)
 
 
-def _or_padding(b: Builder, received: Value, pairs, padding: Value, state: State) -> Value:
+def _or_padding(b: Builder, received: Value, pairs, padding: Value, state: State,
+                local: TensorSharding) -> Value:
     """A collective permute leaves zeros on devices no one sends to (the ends of the
     dimension); where the op pads with something else, those devices take the padding
-    value instead (upstream assumes a zero padding value here)."""
+    value instead (upstream assumes a zero padding value here). Like every value of the
+    exchange, the tensors keep their sharding along the free axes (``local``)."""
     flag_type = RankedTensorType((), IntegerType(1))
     one = b.op("stablehlo.constant", types=[flag_type], attributes={
         "value": DenseElementsAttr.from_values(flag_type, [True])}).results[0]
     got = emit.collective_permute(b, one, pairs, state)
     fill = b.op("stablehlo.broadcast_in_dim", [padding], [received.type],
-                {"broadcast_dimensions": emit.i64_array([])}).results[0]
-    return b.op("stablehlo.select", [got, received, fill], [received.type]).results[0]
+                {"broadcast_dimensions": emit.i64_array([])})
+    set_sharding(fill.results[0], local)
+    select = b.op("stablehlo.select", [got, received, fill.results[0]], [received.type])
+    set_sharding(select.results[0], local)
+    return select.results[0]
 
 
 def _offset(b: Builder, ex: DimExchange, group_id: Value, s_in: int, pad_low: int,
