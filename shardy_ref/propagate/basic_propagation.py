@@ -201,8 +201,6 @@ class Propagator:
         def along(factor: int) -> PropagationDirection:
             return PropagationDirection.NONE if factor in blocked else direction(factor)
 
-        debug = self.debug
-        before = snapshot(projection) if debug is not None else None
         update = self.factor_propagation.propagate_factor_shardings(
             projection, along, rule.factor_sizes, mesh, conservative, op)
         any_updated = False
@@ -216,9 +214,11 @@ class Propagator:
                                                         mesh_or_ref, mesh)
                 if self._update_tensor(params, index, new):
                     any_updated = True
-        if debug is not None and any_updated:
-            debug.record(op, operands.tensors, results.tensors, mesh, rule, before,
-                         snapshot(projection))
+        if self.debug is not None and any_updated:
+            # the projection was updated in place: rebuild the old one from the old shardings
+            before = ShardingProjection.build(operands.shardings, results.shardings, rule, mesh)
+            self.debug.record(op, operands.tensors, results.tensors, mesh, rule,
+                              snapshot(before), snapshot(projection))
         return any_updated
 
     def _update_tensor(self, params: TensorParams, index: int, new: TensorSharding) -> bool:

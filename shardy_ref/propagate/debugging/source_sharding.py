@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from shardy_ref.ir.builtin_attrs import ArrayAttr, DictionaryAttr, StringAttr
-from shardy_ref.ir.func_attrs import get_arg_attr, get_result_attr, set_arg_attr, set_result_attr
+from shardy_ref.ir.func_attrs import set_attrs
 from shardy_ref.ir.operation import BlockArgument, Operation, Value
 from shardy_ref.ir.sdy_axes import AxisRef, Mesh
 from shardy_ref.ir.sdy_debug import (
@@ -297,10 +297,14 @@ class SourceShardingHandler:
 
     # -- writing the attributes ----------------------------------------------------------
     def save_on_module(self) -> None:
-        """Upstream ``saveOnModule``."""
+        """Upstream ``saveOnModule``. Function argument and result attributes are written
+        once per function (one rebuild of its attribute arrays, not one per value)."""
         if self.origins:
+            func_attrs: dict[tuple[Operation, str], dict[int, DictionaryAttr]] = {}
             for value, origins in self.value_origins.items():
-                _save_value_origins(value, _origins_dict(origins))
+                _save_value_origins(value, origins, func_attrs)
+            for (func, kind), values in func_attrs.items():
+                set_attrs(func, kind, SHARDING_ORIGINS, values)
             _override_origins_to_self(self.module)
         if self.edges:
             for op, axis_edges in self.op_edges.items():
@@ -308,10 +312,10 @@ class SourceShardingHandler:
                 if attr.value:
                     op.attributes[PROPAGATION_EDGES] = attr
             for func, per_result in self.func_result_edges.items():
-                for index, axis_edges in enumerate(per_result):
-                    attr = propagation_edges_attr(axis_edges)
-                    if attr.value:
-                        set_result_attr(func, index, PROPAGATION_EDGES, attr)
+                values = {index: attr for index, axis_edges in enumerate(per_result)
+                          if (attr := propagation_edges_attr(axis_edges)).value}
+                if values:
+                    set_attrs(func, "result", PROPAGATION_EDGES, values)
 
 
 def create_handler(module: Operation, origins: bool, edges: bool) -> SourceShardingHandler | None:
@@ -354,21 +358,29 @@ def _enclosing_func(op: Operation) -> Operation | None:
     return op
 
 
-def _save_value_origins(value: Value, entries: DictionaryAttr) -> None:
+def _save_value_origins(value: Value, origins: dict[AxisRef, OriginSharding],
+                        func_attrs: dict[tuple[Operation, str], dict[int, DictionaryAttr]]
+                        ) -> None:
     """Upstream ``saveShardingOriginsOnModule`` for one value: on the function result it
-    is returned as, and on the argument, constraint, edge or op result it is."""
+    is returned as, and on the argument, constraint, edge or op result it is. Function
+    attributes go to ``func_attrs`` with upstream's ``overrideOriginsToSelf`` already
+    applied (``"input: i"`` on argument i and ``"output: i"`` on result i say ``"self"``)."""
     op = owning_op(value)
     if op is None:
         return
+    entries = _origins_dict(origins)
     func = _enclosing_func(op)
     if func is not None and func.regions[0].blocks:
         terminator = func.regions[0].blocks[0].terminator
         for use in value.uses:
             if use.owner is terminator:
-                set_result_attr(func, use.index, SHARDING_ORIGINS, entries)
+                name = OriginSharding(OriginType.OUTPUT, use.index).name()
+                func_attrs.setdefault((func, "result"), {})[use.index] = \
+                    _to_self(entries, name)
                 break
     if op.name == FUNC_OP:
-        set_arg_attr(op, value.index, SHARDING_ORIGINS, entries)
+        name = OriginSharding(OriginType.INPUT, value.index).name()
+        func_attrs.setdefault((op, "arg"), {})[value.index] = _to_self(entries, name)
     elif op.name in ("sdy.sharding_constraint", "sdy.data_flow_edge"):
         op.attributes[SHARDING_ORIGINS] = entries
     else:
@@ -394,34 +406,23 @@ def _op_origins_to_self(op: Operation | None, name: str) -> None:
 
 
 def _override_origins_to_self(module: Operation) -> None:
-    """Upstream ``overrideOriginsToSelf``: a user sharding's own axes say ``"self"``."""
+    """Upstream ``overrideOriginsToSelf`` for constraints and manual computations (the
+    function attributes were written with it applied): a user sharding's own axes say
+    ``"self"``."""
     from shardy_ref.propagate.imports.data_flow_edges import lookup_data_flow_edge
-    ops = list(module.walk(post_order=True))
-    for op in ops:
-        if op.name == "sdy.sharding_constraint":
-            name = op.attributes.get(SHARDING_ORIGIN_NAME)
-            if isinstance(name, StringAttr):
-                _op_origins_to_self(op, name.value)
-    for func in _funcs(module):
-        for index, _arg in enumerate(_func_args(func)):
-            new = _to_self(get_arg_attr(func, index, SHARDING_ORIGINS),
-                           OriginSharding(OriginType.INPUT, index).name())
-            if new is not None:
-                set_arg_attr(func, index, SHARDING_ORIGINS, new)
-        for index in range(len(func_results(func))):
-            new = _to_self(get_result_attr(func, index, SHARDING_ORIGINS),
-                           OriginSharding(OriginType.OUTPUT, index).name())
-            if new is not None:
-                set_result_attr(func, index, SHARDING_ORIGINS, new)
-    for op in ops:
-        if op.name != "sdy.manual_computation":
-            continue
+    for op in module.walk():
         name = op.attributes.get(SHARDING_ORIGIN_NAME)
-        prefix = name.value if isinstance(name, StringAttr) else ""
-        for arg in op.regions[0].blocks[0].args:
-            _op_origins_to_self(lookup_data_flow_edge(arg), f"{prefix}_input: {arg.index}")
-        for result in op.results:
-            _op_origins_to_self(lookup_data_flow_edge(result), f"{prefix}_output: {result.index}")
+        if not isinstance(name, StringAttr):
+            continue
+        if op.name == "sdy.sharding_constraint":
+            _op_origins_to_self(op, name.value)
+        elif op.name == "sdy.manual_computation":
+            for arg in op.regions[0].blocks[0].args:
+                _op_origins_to_self(lookup_data_flow_edge(arg),
+                                    f"{name.value}_input: {arg.index}")
+            for result in op.results:
+                _op_origins_to_self(lookup_data_flow_edge(result),
+                                    f"{name.value}_output: {result.index}")
 
 
 def propagation_edges_attr(axis_edges: AxisEdges) -> PropagationEdges:
