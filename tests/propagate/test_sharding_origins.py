@@ -141,3 +141,19 @@ def test_edges_attr_keeps_earliest_step_and_sorts():
     assert attr.params() == ('<[{step-1 = [{"a" = operand-0 -> [result-0]}]}, '
                              '{step-2 = [{"b" = result-0 -> [operand-0, operand-1]}]}, '
                              '{step-4 = [{"c":(1)2 = operand-1 -> [result-0]}]}]>')
+
+
+def test_axes_from_an_op_sharding_given_before_propagation_have_no_origin():
+    """Only function inputs/outputs, constraints and manual computations are origins. An
+    op's pre-set sharding is none of them: upstream reads a missing map entry here (its
+    release build prints ``": 0"``, a debug build asserts); we record nothing."""
+    text = """sdy.mesh @mesh = <["a"=2]>
+func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = stablehlo.negate %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"a", ?}]>]>}
+      : tensor<8xf32>
+  %1 = stablehlo.abs %0 : tensor<8xf32>
+  return %1 : tensor<8xf32>
+}"""
+    out = run_pipeline(text, "sdy-basic-propagate{debug-sharding-origins=true}")
+    assert 'stablehlo.abs %0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"a", ?}]>]>}' in out
+    assert "sharding_origins" not in out
