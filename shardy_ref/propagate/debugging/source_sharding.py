@@ -213,9 +213,8 @@ class SourceShardingHandler:
 
     def _prepare_origins(self) -> None:
         """Upstream ``prepareShardingOriginsHandler``: constraints, then manual computations
-        (each numbered module-wide), then function inputs and outputs."""
-        from shardy_ref.propagate.data_flow import edge_sources
-        from shardy_ref.propagate.imports.data_flow_edges import lookup_data_flow_edge
+        (each numbered module-wide, in walk order), then function inputs and outputs, the
+        first to claim an axis of a value winning."""
         ops = list(self.module.walk(post_order=True))
         constraints = [op for op in ops if op.name == "sdy.sharding_constraint"]
         for source_id, op in enumerate(constraints):
@@ -225,21 +224,7 @@ class SourceShardingHandler:
             self._save_origins(get_sharding(op.operands[0]), origin, op.operands[0])
         manuals = [op for op in ops if op.name == "sdy.manual_computation"]
         for source_id, op in enumerate(manuals):
-            args = op.regions[0].blocks[0].args
-            for i, sharding in enumerate(op.attributes["in_shardings"].shardings):
-                origin = OriginSharding(OriginType.MC_INPUT, i, source_id)
-                edge = lookup_data_flow_edge(args[i])
-                if edge is None:
-                    continue
-                self._save_origins(sharding, origin, edge.results[0])
-                sources = edge_sources(edge)
-                self._save_origins(get_sharding(sources[0]), origin, sources[0])
-            for i, sharding in enumerate(op.attributes["out_shardings"].shardings):
-                edge = lookup_data_flow_edge(op.results[i])
-                if edge is not None:
-                    self._save_origins(sharding, OriginSharding(OriginType.MC_OUTPUT, i, source_id),
-                                       edge.results[0])
-            op.attributes[SHARDING_ORIGIN_NAME] = StringAttr(f"mc_{source_id}")
+            self._prepare_manual_computation(op, source_id)
         for func in _funcs(self.module):
             for arg in _func_args(func):
                 self._save_origins(get_sharding(arg), OriginSharding(OriginType.INPUT, arg.index),
@@ -247,6 +232,27 @@ class SourceShardingHandler:
             for index, value in enumerate(func_results(func)):
                 self._save_origins(get_func_result_sharding(func, index),
                                    OriginSharding(OriginType.OUTPUT, index), value)
+
+    def _prepare_manual_computation(self, op: Operation, source_id: int) -> None:
+        """A manual computation's in-shardings are the origins of its block arguments' edges
+        (and of its sharded operands), its out-shardings those of its results' edges."""
+        from shardy_ref.propagate.data_flow import edge_sources
+        from shardy_ref.propagate.imports.data_flow_edges import lookup_data_flow_edge
+        args = op.regions[0].blocks[0].args
+        for i, sharding in enumerate(op.attributes["in_shardings"].shardings):
+            origin = OriginSharding(OriginType.MC_INPUT, i, source_id)
+            edge = lookup_data_flow_edge(args[i])
+            if edge is None:
+                continue
+            self._save_origins(sharding, origin, edge.results[0])
+            source = edge_sources(edge)[0]
+            self._save_origins(get_sharding(source), origin, source)
+        for i, sharding in enumerate(op.attributes["out_shardings"].shardings):
+            edge = lookup_data_flow_edge(op.results[i])
+            if edge is not None:
+                self._save_origins(sharding, OriginSharding(OriginType.MC_OUTPUT, i, source_id),
+                                   edge.results[0])
+        op.attributes[SHARDING_ORIGIN_NAME] = StringAttr(f"mc_{source_id}")
 
     # -- the hook ------------------------------------------------------------------------
     def record(self, op: Operation, operands: Sequence[Value], results: Sequence[Value],
