@@ -143,6 +143,8 @@ class PassContext:
     """What a running pass may use besides the IR: where to report diagnostics."""
 
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    # the running propagation pass's ``SourceShardingHandler`` (debug options), else None
+    sharding_debug: object | None = None
 
     def warn(self, location, message: str) -> None:
         self.diagnostics.append(Diagnostic("warning", location or UNKNOWN_LOC, message))

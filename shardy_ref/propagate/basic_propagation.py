@@ -37,6 +37,7 @@ from shardy_ref.propagate.data_flow import (
     non_owner_targets,
     transform_target_sharding,
 )
+from shardy_ref.propagate.debugging.source_sharding import create_handler, snapshot
 from shardy_ref.propagate.factor_propagation import BasicFactorPropagation
 from shardy_ref.propagate.imports.call_graph import CALL_OP, FUNC_OP, callee_name, has_body
 from shardy_ref.propagate.imports.data_flow_edges import is_static_shaped
@@ -108,6 +109,8 @@ class Propagator:
         self.conservative = conservative
         self.ctx = ctx
         self.users = self._symbol_users(module)
+        # the pass's SourceShardingHandler when a debug option is on, else None
+        self.debug = getattr(ctx, "sharding_debug", None)
         self._rewriter: PatternRewriter | None = None
         self._current: Operation | None = None
 
@@ -211,6 +214,11 @@ class Propagator:
                                                         mesh_or_ref, mesh)
                 if self._update_tensor(params, index, new):
                     any_updated = True
+        if self.debug is not None and any_updated:
+            # the projection was updated in place: rebuild the old one from the old shardings
+            before = ShardingProjection.build(operands.shardings, results.shardings, rule, mesh)
+            self.debug.record(op, operands.tensors, results.tensors, mesh, rule,
+                              snapshot(before), snapshot(projection))
         return any_updated
 
     def _update_tensor(self, params: TensorParams, index: int, new: TensorSharding) -> bool:
@@ -364,11 +372,10 @@ def remove_sharding_rules(root: Operation) -> None:
 
 
 def prepare_module(module: Operation, options, ctx: PassContext) -> ShardingGroupMap:
-    """What ``runOnOperation`` does before propagating: reject unsupported debug options,
-    check shapes, build and sync the sharding groups."""
-    if options.debug_sharding_origins or options.debug_propagation_edge_sharding:
-        raise PassError(module.location, "shardy_ref: debug-sharding-origins and "
-                        "debug-propagation-edge-sharding are not supported yet")
+    """What ``runOnOperation`` does before propagating: start recording debug info if
+    asked, check shapes, build and sync the sharding groups."""
+    ctx.sharding_debug = create_handler(module, options.debug_sharding_origins,
+                                        options.debug_propagation_edge_sharding)
     check_valid_shapes(module)
     groups = ShardingGroupMap(module)
     groups.sync_group_member_shardings(ctx.warn)
@@ -393,10 +400,15 @@ class BasicPropagationPass(Pass):
     debug_propagation_edge_sharding: bool = False
 
     def run(self, op: Operation, ctx: PassContext) -> None:
-        groups = prepare_module(op, self, ctx)
-        self.propagate(op, ctx, groups, propagate_any)
-        if not self.keep_sharding_rules:
-            remove_sharding_rules(op)
+        try:
+            groups = prepare_module(op, self, ctx)
+            self.propagate(op, ctx, groups, propagate_any)
+            if not self.keep_sharding_rules:
+                remove_sharding_rules(op)
+            if ctx.sharding_debug is not None:
+                ctx.sharding_debug.save_on_module()
+        finally:
+            ctx.sharding_debug = None
 
     def propagate(self, module: Operation, ctx: PassContext, groups: ShardingGroupMap,
                   direction: GetDirectionToPropagate, factor_propagation=None) -> None:

@@ -50,12 +50,14 @@ def test_tuples_are_rejected():
         run_pipeline(text, PASS)
 
 
-def test_debug_options_parse_but_say_they_are_not_supported():
-    text = MESH + "func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n" \
+def test_debug_options_record_origins_only_when_on():
+    text = MESH + "func.func @main(%arg0: tensor<8xf32> {sdy.sharding = " \
+        "#sdy.sharding<@mesh, [{\"a\"}]>}) -> tensor<8xf32> {\n" \
         "  return %arg0 : tensor<8xf32>\n}"
-    assert run_pipeline(text, f"{PASS}{{debug-sharding-origins=false}}")
-    with pytest.raises(ShardyRefError, match="not supported yet"):
-        run_pipeline(text, f"{PASS}{{debug-sharding-origins=true}}")
+    assert "origins" not in run_pipeline(text, f"{PASS}{{debug-sharding-origins=false}}")
+    out = run_pipeline(text, f"{PASS}{{debug-sharding-origins=true}}")
+    assert 'sdy.sharding_origins = {a = "self"}' in out  # the argument's own axis
+    assert 'sdy.sharding_origins = {a = "input: 0"}' in out  # the result's, from the argument
 
 
 ELEMENTWISE = MESH + """func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {"b"}]>},

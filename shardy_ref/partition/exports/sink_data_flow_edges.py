@@ -15,6 +15,7 @@ from shardy_ref.ir.operation import Operation, Value
 from shardy_ref.ir.sdy_sharding import TensorSharding, TensorShardingPerValue
 from shardy_ref.ir.value_sharding import DATA_FLOW_OPS, add_free_axes
 from shardy_ref.pass_manager import Pass, PassContext, register_pass
+from shardy_ref.propagate.debugging.source_sharding import sink_debug_info
 from shardy_ref.propagate.imports.data_flow_edges import (
     DATA_FLOW_EDGE,
     block_argument_edge_owners,
@@ -61,8 +62,8 @@ def _set_block_arg_shardings(op: Operation, shardings: list[TensorSharding]) -> 
 @register_pass
 @dataclass(frozen=True, slots=True)
 class SinkDataFlowEdgesPass(Pass):
-    """Sinks all ``sdy.data_flow_edge`` ops into their input. The debug-info options parse;
-    there is no debug info to sink until propagation records it."""
+    """Sinks all ``sdy.data_flow_edge`` ops into their input; the debug options gather the
+    edges' sharding origins / propagation edges into arrays on the data-flow op."""
 
     NAME = "sdy-sink-data-flow-edges"
     ANCHOR = "func.func"
@@ -79,10 +80,15 @@ class SinkDataFlowEdgesPass(Pass):
             flow = DATA_FLOW_OPS.get(nested.name)
             if flow is None:
                 continue
-            arg_shardings = shardings_from_data_flow_edges(block_argument_edge_owners(nested))
+            arg_owners = block_argument_edge_owners(nested)
+            arg_shardings = shardings_from_data_flow_edges(arg_owners)
             if arg_shardings:
                 _set_block_arg_shardings(nested, arg_shardings)
+            sink_debug_info(arg_owners, nested, self.sink_debug_sharding_origins,
+                            self.sink_debug_propagation_edge_sharding, "block_arg")
             result_shardings = shardings_from_data_flow_edges(list(nested.results))
             if result_shardings:
                 nested.attributes[flow.result_shardings] = \
                     TensorShardingPerValue(tuple(result_shardings))
+            sink_debug_info(list(nested.results), nested, self.sink_debug_sharding_origins,
+                            self.sink_debug_propagation_edge_sharding, "result")

@@ -19,17 +19,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from shardy_ref.ir.diagnostics import PassError
 from shardy_ref.ir.operation import BlockArgument, Operation, Value
 from shardy_ref.ir.sdy_rules import DimMapping, OpShardingRule, TensorMapping
 from shardy_ref.ir.sdy_sharding import TensorSharding
 from shardy_ref.ir.value_sharding import get_sharding, set_sharding, shardable_value
 from shardy_ref.pass_manager import Pass, register_pass
+from shardy_ref.propagate.debugging.source_sharding import create_handler, snapshot
 from shardy_ref.propagate.imports.data_flow_edges import (
     DATA_FLOW_EDGE,
     insert_after_value,
     lookup_data_flow_edge,
 )
+from shardy_ref.propagate.projection import ShardingProjection
 
 SHARDING_CONSTRAINT = "sdy.sharding_constraint"
 MANUAL_COMPUTATION = "sdy.manual_computation"
@@ -98,10 +99,11 @@ def set_sharding_rule_if_missing(op: Operation) -> None:
 
 
 def apply_constraint(op: Operation, value: Value, sharding: TensorSharding,
-                     constraint_after_value: Callable[[], Operation]) -> None:
+                     constraint_after_value: Callable[[], Operation], debug=None) -> None:
     """Upstream ``applyConstraint``: set ``sharding`` on ``value``, or for a data-flow edge
     target route ``value``'s other uses through the constraint that
-    ``constraint_after_value`` places right after it."""
+    ``constraint_after_value`` places right after it. ``debug`` (a
+    ``SourceShardingHandler``) records a direct application as a propagation step."""
     if not should_apply(value, sharding):
         return
     defining = value.defining_op
@@ -116,7 +118,47 @@ def apply_constraint(op: Operation, value: Value, sharding: TensorSharding,
                                                 reduction_op=sharding.reduction_op))
         return
     set_sharding_rule_if_missing(op)
+    if debug is not None:
+        record_applied_constraint(debug, op, lambda: set_sharding(value, sharding))
+        return
     set_sharding(value, sharding)
+
+
+def record_applied_constraint(debug, op: Operation, apply: Callable[[], None]) -> None:
+    """Apply a constraint and, if it changed the op's sharding projection, record it with
+    ``debug`` as upstream's ``SourceShardingAction`` does (only ops with a rule: a
+    constraint, not a manual computation)."""
+    rule = op.attributes.get(SHARDING_RULE_ATTR)
+    mesh = _common_mesh(op) if isinstance(rule, OpShardingRule) else None
+    if mesh is None:
+        apply()
+        return
+
+    def project():
+        return snapshot(ShardingProjection.build([get_sharding(v) for v in op.operands],
+                                                 [get_sharding(v) for v in op.results],
+                                                 rule, mesh))
+    before = project()
+    apply()
+    after = project()
+    if after != before:
+        debug.record(op, list(op.operands), list(op.results), mesh, rule, before, after)
+
+
+def _common_mesh(op: Operation):
+    """Upstream ``getCommonMesh`` of the op's operand and result shardings."""
+    from shardy_ref.ir.symbols import SymbolTable
+    from shardy_ref.propagate.imports.manual_axes_cleanup import (
+        common_mesh_or_ref,
+        mesh_or_lookup,
+    )
+    module = op
+    while module.parent_op is not None:
+        module = module.parent_op
+    table = SymbolTable(module)
+    shardings = [s for s in map(get_sharding, (*op.operands, *op.results)) if s is not None]
+    mesh_or_ref = common_mesh_or_ref(shardings, table)
+    return mesh_or_lookup(table, mesh_or_ref) if mesh_or_ref is not None else None
 
 
 def move_after_value(op: Operation, value: Value) -> None:
@@ -150,7 +192,7 @@ def tail_of_sharding_constraint_chain(head: Operation) -> Operation | None:
     return tail
 
 
-def apply_sharding_constraint(op: Operation) -> None:
+def apply_sharding_constraint(op: Operation, debug=None) -> None:
     tail = tail_of_sharding_constraint_chain(op)
     value = op.operands[0]
     if tail is not None:
@@ -162,7 +204,7 @@ def apply_sharding_constraint(op: Operation) -> None:
         move_after_value(op, value)
         return op
 
-    apply_constraint(op, value, op.attributes["sharding"], constraint_after_value)
+    apply_constraint(op, value, op.attributes["sharding"], constraint_after_value, debug)
 
 
 def apply_manual_computation_in_shardings(op: Operation) -> None:
@@ -186,8 +228,8 @@ class ApplyShardingConstraintsPass(Pass):
     """Applies constraints that dictate the sharding of their input. See
     ``shardy/dialect/sdy/transforms/import/passes.td`` (``ApplyShardingConstraintsPass``).
 
-    The debug options record sharding origins / propagation edges; they need the
-    propagation debugging machinery, which is not implemented yet.
+    The debug options record the sharding origins / propagation edges of the constraints
+    applied (``shardy_ref.propagate.debugging.source_sharding``).
     """
 
     NAME = "sdy-apply-sharding-constraints"
@@ -195,11 +237,12 @@ class ApplyShardingConstraintsPass(Pass):
     debug_propagation_edge_sharding: bool = False
 
     def run(self, op: Operation, ctx) -> None:
-        if self.debug_sharding_origins or self.debug_propagation_edge_sharding:
-            raise PassError(op.location, f"{self.NAME}: the debug-sharding-origins and "
-                            "debug-propagation-edge-sharding options are not supported yet")
+        debug = create_handler(op, self.debug_sharding_origins,
+                               self.debug_propagation_edge_sharding)
         for target in list(op.walk(post_order=True)):
             if target.name == SHARDING_CONSTRAINT:
-                apply_sharding_constraint(target)
+                apply_sharding_constraint(target, debug)
             elif target.name == MANUAL_COMPUTATION:
                 apply_manual_computation_in_shardings(target)
+        if debug is not None:
+            debug.save_on_module()

@@ -1,0 +1,1 @@
+"""Propagation debugging metadata: sharding origins and propagation edges."""
