@@ -242,8 +242,8 @@ def _first_along_unreduced(sharding: TensorSharding, mesh: Mesh) -> np.ndarray:
     for ref in sharding.unreduced_axes:
         i = names.index(ref.name)
         coord = np.arange(full[i])
-        if ref.sub_axis_info is not None:
-            coord = (coord // ref.sub_axis_info.pre_size) % ref.sub_axis_info.size
+        if ref.sub_axis_info is not None:  # pre-size counts the sub-axes major to it
+            coord = (coord // (full[i] // ref.next_pre_size(mesh))) % ref.sub_axis_info.size
         shape = [1] * len(full)
         shape[i] = full[i]
         mask &= (coord == 0).reshape(shape)
@@ -276,7 +276,8 @@ def reduce_unreduced(data: np.ndarray, sharding: TensorSharding, mesh: Mesh) -> 
         i = names.index(ref.name)
         pre, size = (ref.sub_axis_info.pre_size, ref.sub_axis_info.size) \
             if ref.sub_axis_info is not None else (1, full[i])
-        split = (*data.shape[:i], full[i] // (pre * size), size, pre, *data.shape[i + 1:])
+        # the axis as (major sub-axes, this sub-axis, minor sub-axes): pre-size is major
+        split = (*data.shape[:i], pre, size, full[i] // (pre * size), *data.shape[i + 1:])
         reduced = combine.reduce(data.reshape(split), axis=i + 1, keepdims=True)
         data = np.broadcast_to(reduced, split).reshape(data.shape)
     return data
