@@ -19,7 +19,7 @@ from shardy_ref.ir.stablehlo_attrs import (
     GatherDimensionNumbers,
     ScatterDimensionNumbers,
 )
-from shardy_ref.ir.types import I1, I64, RankedTensorType, TupleType, Type
+from shardy_ref.ir.types import I1, I32, I64, RankedTensorType, TupleType, Type
 from shardy_ref.ir.verify import VerifyContext, exit_verifier, op_error, op_verifier
 from shardy_ref.ir.verify.ods import verify_inferred_result_types
 
@@ -466,6 +466,11 @@ def verify_conditional(op: Operation, ctx: VerifyContext) -> None:
     types = op.operand_types
     if len(types) != 1 or not _ranked(types):
         return
+    element, what = (I1, "bool") if op.name == "stablehlo.if" else (I32, "32-bit signless "
+                                                                          "integer")
+    if types[0].element_type != element:  # the ODS operand constraint
+        raise op_error(op, f"operand #0 must be ranked tensor of {what} values, but got "
+                           f"'{types[0]}'")
     if types[0].rank != 0:
         raise _fail(op, f"operand should be rank 0 tensor but got rank {types[0].rank}")
     if not op.regions:
