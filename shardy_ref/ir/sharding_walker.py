@@ -46,10 +46,21 @@ def replace_nested(attr, cls: type, fn: Callable):
     return new[0]
 
 
+SHARDING_ATTR = "sdy.sharding"
+
+
+def _holds_shardings(name: str) -> bool:
+    """Whether upstream's walker looks at the attribute ``name``: the inherent attributes
+    of an op, and of the discardable ones (names with a dialect prefix, as in function
+    argument dictionaries) only ``sdy.sharding``. A sharding under another name (say
+    ``sdy.`` in a mutated module) is left as it is, as upstream does."""
+    return "." not in name or name == SHARDING_ATTR
+
+
 def _children(attr) -> list:
     """The attributes directly inside ``attr`` that :func:`replace_nested` searches."""
     if isinstance(attr, DictionaryAttr):
-        return [v for _, v in attr.value]
+        return [v for k, v in attr.value if _holds_shardings(k)]
     if not (isinstance(attr, Attribute) and dataclasses.is_dataclass(attr)):
         return []
     out = []
@@ -65,8 +76,9 @@ def _children(attr) -> list:
 def _rebuild(attr, children: list):
     """``attr`` with the values :func:`_children` lists replaced by ``children``."""
     if isinstance(attr, DictionaryAttr):
-        return DictionaryAttr(tuple((k, c) for (k, _), c in zip(attr.value, children,
-                                                                  strict=True)))
+        rest = iter(children)
+        return DictionaryAttr(tuple((k, next(rest) if _holds_shardings(k) else v)
+                                    for k, v in attr.value))
     changes, rest = {}, iter(children)
     for f in dataclasses.fields(attr):
         value = getattr(attr, f.name)
@@ -84,6 +96,8 @@ def _rebuild(attr, children: list):
 def replace_in_op(op: Operation, cls: type, fn: Callable) -> None:
     """Apply :func:`replace_nested` to each attribute of ``op``, in name order."""
     for name in sorted(op.attributes):
+        if not _holds_shardings(name):
+            continue
         old = op.attributes[name]
         new = replace_nested(old, cls, fn)
         if new is not old:

@@ -103,3 +103,18 @@ def test_idempotent_and_verifies(text):
 def test_random_modules_like_real_shardy():
     texts = examples(sharded_modules(size_one=True, sum_only=True), 40)
     assert_like_oracle(texts, PASS)
+
+
+def test_shardings_under_other_attribute_names_are_left_alone():
+    """Upstream's walker looks at ``sdy.sharding``, not at a sharding under another
+    dialect-prefixed name (here ``sdy.``, whose axis "c" the mesh does not have: a
+    KeyError before, found by tests/fuzz_pipeline.py, seed 54); real Shardy keeps it."""
+    text = """sdy.mesh @m = <["a"=1, "b"=2, "x"=1]>
+func.func @f(%arg0: tensor<8xf32> {sdy. = #sdy.sharding<@m, [{"a", "b", "c"}]>,
+                              sdy.sharding = #sdy.sharding<@m, [{"a", "b"}]>}) -> tensor<8xf32> {
+  return %arg0 : tensor<8xf32>
+}
+"""
+    out = run_pipeline(text, PASS)
+    assert 'sdy. = #sdy.sharding<@m, [{"a", "b", "c"}]>' in out
+    assert 'sdy.sharding = #sdy.sharding<@m, [{"b"}]>' in out
