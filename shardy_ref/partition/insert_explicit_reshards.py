@@ -301,6 +301,19 @@ class Inserter:
                              axes=AxisRefList(tuple(sort_and_merge_axes(missing, mesh))))
             result.replace_uses_with_if(new.results[0], lambda use, r=new: use.owner is not r)
 
+    def unreduce_constant(self, op: Operation, out_shardings: Sequence) -> None:
+        """Our addition to the full version: an op without operands (a constant) whose
+        result is unreduced holds the whole value on every device, which the unreduced axes
+        would sum once per device; it becomes partial as in
+        :meth:`unreduce_uncomputed_axes` (upstream keeps it, and the value is multiplied)."""
+        sharding = out_shardings[0] if out_shardings else None
+        if sharding is None or not sharding.unreduced_axes \
+                or sharding.reduction_op != ReductionOp.SUM:
+            return
+        mesh = mesh_or_lookup(self.table, sharding.mesh_or_ref)
+        if mesh is not None and not mesh.is_maximal:
+            self.unreduce_uncomputed_axes(op, [], list(sharding.unreduced_axes), mesh)
+
     def run(self) -> None:
         func, table = self.func, self.table
         block = func.regions[0].blocks[0]
@@ -342,6 +355,8 @@ class Inserter:
             return
         rule = get_or_create_sharding_rule(op, False, set_sharding_rule_on_op=False)
         if rule is None or rule.is_custom_rule:
+            if on_full and not op.operands:
+                self.unreduce_constant(op, out_shardings)
             return
         kind = reduction_kind(op)
         if kind is None and rule.reduction_factors:

@@ -41,12 +41,23 @@ DOT_THEN_ALL_REDUCE = MESH + """func.func @main(%arg0: tensor<8x16xf32> {sdy.sha
 UNREDUCED_THEN_REDUCE_SCATTER = _unary('sdy.reduce_scatter [{"y"}, {}]', '[{"y"}, {"x"}]').replace(
     '[{}, {"x"}]>}', '[{}, {"x"}], unreduced={"y"}>}')
 
+# a constant unreduced along "y": each device holds the whole value, so its copies must not
+# all count (found by tests/fuzz_pipeline.py, seed 54: the result was twice the constant)
+UNREDUCED_CONSTANT = MESH + """func.func @main() -> tensor<8x8xf32> {
+  %0 = "sdy.constant"() <{value = dense<1.000000e+00> : tensor<8x8xf32>}> {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {}], unreduced={"y"}>]>} : () -> tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+"""
+
 CASES = {
     "reduce-scatter-of-replicated": REDUCE_SCATTER_REPLICATED,
     "all-reduce-of-replicated": ALL_REDUCE_REPLICATED,
     "max-all-reduce-of-replicated": ALL_REDUCE_MAX_REPLICATED,
     "dot-then-all-reduce": DOT_THEN_ALL_REDUCE,
     "unreduced-then-reduce-scatter": UNREDUCED_THEN_REDUCE_SCATTER,
+    "unreduced-constant": UNREDUCED_CONSTANT,
+    "unreduced-stablehlo-constant": UNREDUCED_CONSTANT.replace('"sdy.constant"',
+                                                               '"stablehlo.constant"'),
 }
 
 
