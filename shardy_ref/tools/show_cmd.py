@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib.util
 import re
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 from shardy_ref.ir.diagnostics import ShardyRefError
 from shardy_ref.ir.sdy_axes import Mesh
@@ -104,11 +106,14 @@ def show(opts, text: str, filename: str) -> int:
         if brief:
             console.print(brief_table(brief))
     if opts.svg:
-        console.save_svg(opts.svg, title=f"shardy-ref show {filename}")
+        console.save_svg(opts.svg, title=f"shardy-ref show {Path(filename).name}")
     return 0
 
 
 def _console(opts):
+    if importlib.util.find_spec("rich") is None:
+        raise CommandError("drawing needs rich: pip install 'shardy-ref[testing]' "
+                           "(or pip install rich)")
     from rich.console import Console
 
     width = opts.width
@@ -485,4 +490,4 @@ def _brief(v: ShownValue) -> str:
     lay = layout(shape, v.sharding, v.mesh)
     local = "x".join(map(str, lay.local_shape)) or "scalar"
     pad = ", padded" if lay.is_padded else ""
-    return f"{lay.num_blocks} blocks x{lay.replication}, local {local}{pad}"
+    return f"{_plural(lay.num_blocks, 'block')} x{lay.replication}, local {local}{pad}"
