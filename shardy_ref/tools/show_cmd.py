@@ -176,7 +176,24 @@ def collect_values(module, function: str | None, meshes: dict[str, Mesh]) -> lis
             if s is not None:
                 out.append(ShownValue(names.use(r), "op result", r.type, s,
                                       *_mesh_of(s, meshes), op_name=op.name))
+        out.extend(_in_shardings(op, names, meshes))
     return out
+
+
+def _in_shardings(op, names, meshes) -> list[ShownValue]:
+    """A named or manual computation's in-shardings, each on its (global) operand: how
+    the operand is laid out as the computation takes it."""
+    from shardy_ref.ir.value_sharding import DATA_FLOW_OPS
+
+    flow = DATA_FLOW_OPS.get(op.name)
+    attr = op.attributes.get(flow.block_arg_shardings) if flow is not None and \
+        flow.block_arg_shardings else None
+    if attr is None:
+        return []
+    owner = names.use(op.results[0]) if op.results else op.name
+    return [ShownValue(names.use(operand), "op result", operand.type, s,
+                       *_mesh_of(s, meshes), op_name=f"in_shardings[{i}] of {owner}")
+            for i, (operand, s) in enumerate(zip(op.operands, attr, strict=False))]
 
 
 def find_value(values: list[ShownValue], name: str, text: str, module,
