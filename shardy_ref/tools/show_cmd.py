@@ -445,7 +445,8 @@ def ids_text(ids: list[int]) -> str:
 
 
 def block_grid(lay: Layout):
-    """The blocks of the grid dims as a table; the other sharded dims inside each cell."""
+    """The blocks of the grid dims as a table (the corner names them: ``dim 0 \\ dim 1``
+    is rows \\ columns); the other sharded dims inside each cell."""
     from rich.table import Table
     from rich.text import Text
 
@@ -454,11 +455,12 @@ def block_grid(lay: Layout):
     whole = [d for d in range(len(lay.shape)) if d not in (row, col) and lay.counts[d] == 1]
     caption = ", ".join(f"dim {d} whole 0:{lay.shape[d]}" for d in whole) or None
     table = Table(show_lines=True, caption=caption)
-    table.add_column(f"dim {row}" if row is not None else "", style="bold")
+    corner = f"dim {row}" if row is not None else ""
+    table.add_column(corner + (f" \\ dim {col}" if col is not None else ""), style="bold")
     col_blocks = range(lay.counts[col]) if col is not None else [0]
     for c in col_blocks:
-        table.add_column(f"dim {col} {_dim_range(lay, col, c)}" if col is not None
-                         else "devices", justify="center")
+        table.add_column(_dim_range(lay, col, c) if col is not None else "devices",
+                         justify="center")
     holders = lay.holders()
     row_blocks = range(lay.counts[row]) if row is not None else [0]
     for r in row_blocks:
