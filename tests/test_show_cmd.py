@@ -162,6 +162,20 @@ def test_unknown_value(capsys, features):
     assert (code, out, err) == (1, "", "shardy-ref show: no value named %9\n")
 
 
+def test_unwritable_svg(capsys, features, tmp_path):
+    code, _, err = _show(capsys, features, "--svg", str(tmp_path / "no" / "out.svg"))
+    assert code == 1 and err.startswith("shardy-ref show: cannot write ")
+
+
+def test_verifier_error_is_located(capsys, tmp_path):
+    path = tmp_path / "bad.mlir"
+    path.write_text('sdy.mesh @m = <["x"=2]>\nfunc.func @main(%a: tensor<2xf32> '
+                    '{sdy.sharding = #sdy.sharding<@m, [{"y"}]>}) {\n  return\n}\n')
+    code, out, err = _show(capsys, path)
+    assert code == 1 and out == ""
+    assert re.match(rf"{re.escape(str(path))}:\d+:\d+: error: .*unknown axis", err)
+
+
 def test_parse_error_is_located(capsys, tmp_path):
     path = tmp_path / "bad.mlir"
     path.write_text("module {\n  func.func @main(%a: tensor<2xf32>) {\n")

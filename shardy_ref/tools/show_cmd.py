@@ -106,7 +106,10 @@ def show(opts, text: str, filename: str) -> int:
         if brief:
             console.print(brief_table(brief))
     if opts.svg:
-        console.save_svg(opts.svg, title=f"shardy-ref show {Path(filename).name}")
+        try:
+            console.save_svg(opts.svg, title=f"shardy-ref show {Path(filename).name}")
+        except OSError as e:
+            raise CommandError(f"cannot write {opts.svg}: {e.strerror}") from None
     return 0
 
 
