@@ -9,10 +9,13 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 from shardy_ref.ir.sharding_layout import layout
-from shardy_ref.parser import parse_module
+from shardy_ref.parser import parse_module, print_module
+from shardy_ref.testing.programs import programs
 from shardy_ref.tools import cli, show_cmd
+from tests.profiles import examples
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples").rglob("*.mlir"))
@@ -97,6 +100,31 @@ def test_show_every_example(capsys, path):
         if v.kind == "op result":
             assert re.search(rf"│ {re.escape(v.name)}\s+│ {re.escape(v.op_name)}", out)
         else:
+            _check_value(panels[f"{v.name}: {v.type}"], v)
+
+
+def _propagated(text: str) -> str:
+    from shardy_ref.ir.verify import verify_module
+    from shardy_ref.pass_manager import PassContext, PassManager, parse_pipeline
+
+    module = parse_module(text)
+    PassManager(parse_pipeline("sdy-propagation-pipeline"), verify=verify_module).run(
+        module, PassContext())
+    return print_module(module)
+
+
+@settings(max_examples=examples(8),  # capsys: _show reads (and resets) it every time
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(programs(manual_computations=True))
+def test_show_random_programs_after_propagation(capsys, tmp_path_factory, text):
+    path = tmp_path_factory.mktemp("show") / "program.mlir"
+    path.write_text(_propagated(text))
+    code, out, err = _show(capsys, path)
+    assert (code, err) == (0, "")
+    module = parse_module(path.read_text(), str(path))
+    panels = _panels(out)
+    for v in show_cmd.collect_values(module, None, show_cmd._meshes(module)):
+        if v.kind != "op result":
             _check_value(panels[f"{v.name}: {v.type}"], v)
 
 
