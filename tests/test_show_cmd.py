@@ -176,6 +176,7 @@ def test_padding_of_a_non_divisible_dim(capsys, features):
     ("%0", "%0: tensor<8x6x4xf32>"), ("0", "%0: tensor<8x6x4xf32>"),
     ("weights", "%0 (weights): tensor<8x6x4xf32>"), ("h", "%0 (h): tensor<8x6x4xf32>"),
     ("act", "%arg0 (act): tensor<8x6x4xf32>"), ("b", "%arg1 (b): tensor<8xf32>"),
+    ("bias", "%arg1 (bias): tensor<8xf32>"),
     ("%arg1", "%arg1: tensor<8xf32>"), ("result1", "result1: tensor<10x3xf32>"),
     ("%c", "%cst (%c): tensor<10x3xf32>"),
 ])

@@ -263,7 +263,7 @@ _LOC_USE = re.compile(r'loc\((?:"((?:[^"\\]|\\.)*)"|(#loc\w*))')
 def _loc_value(text: str, name: str, module, function: str | None) -> str | None:
     """The printed name of the value whose trailing ``loc(...)`` is named ``name``: an op
     result (the last op starting on the line before the ``loc``) or a function argument
-    (the last ``%argN`` before it on the signature's line)."""
+    (the last ``%name:`` before it on the signature's line)."""
     from shardy_ref.parser.names import NameState
 
     aliases = {m.group(1): m.group(2) for m in _LOC_ALIAS.finditer(text)}
@@ -280,9 +280,10 @@ def _loc_value(text: str, name: str, module, function: str | None) -> str | None
         if ops and ops[-1].results:
             names = names or NameState(module)
             return names.use(ops[-1].results[0])
-        args = re.findall(r"%(arg\d+)\s*:", before)
-        if args:
-            return "%" + args[-1]
+        args = re.findall(r"%([\w$.-]+)\s*:", before)
+        signature = _signature_args(text, _entry(module, function))
+        if args and args[-1] in signature:
+            return f"%arg{signature.index(args[-1])}"
     return None
 
 
