@@ -5,6 +5,7 @@
     shardy-ref check FILE     run FILE partitioned and on one device; compare the results
     shardy-ref fuzz           check Shardy's invariants on random sharded programs
     shardy-ref diff --tool CMD --pipeline PASSES   random programs through ours and CMD
+    shardy-ref explain FILE [--value NAME]   why each value is sharded so; its collectives
 
 Run ``shardy-ref run --help`` or ``shardy-ref check --help`` for their options. A bug of
 ours exits 70 with ``internal error in ... on OP``; ``--debug`` (anywhere) or
@@ -48,6 +49,9 @@ def _dispatch(argv: list[str]) -> int:
     if command == "diff":
         from shardy_ref.tools import diff_cmd
         return diff_cmd.main(rest)
+    if command == "explain":
+        from shardy_ref.tools import explain_cmd
+        return explain_cmd.main(rest)
     if command == "fuzz":
         from shardy_ref.tools import fuzz_cmd
         return fuzz_cmd.main(rest)
