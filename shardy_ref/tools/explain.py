@@ -51,7 +51,8 @@ class AxisStory:
 class Collective:
     """A collective partitioning inserted, charged to the value it starts from."""
 
-    text: str  # ``sdy.all_gather [{}, {"y"}]``
+    text: str  # ``sdy.all_gather gathering_axes=[{"x"}, {}] out_sharding=<...>``
+    summary: str  # what it does in words: ``gathers "x"``
     group_size: int
     bytes_per_device: int
     consumer: str  # which op takes its result (``stablehlo.negate %2``), or ""
@@ -85,24 +86,34 @@ class _Slot:
 
 # -- entry point -------------------------------------------------------------------------
 
-def explain_module(text: str, filename: str) -> list[ValueReport]:
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    """The reports of a module's main function, and what could not be found out."""
+
+    function: str
+    values: tuple[ValueReport, ...]
+    caveat: str = ""
+
+
+def explain_module(text: str, filename: str) -> Explanation:
     """Reports for every value of the main function of the module ``text`` (parsed and
     verified first: errors are :class:`ShardyRefError` with a location)."""
-    from shardy_ref.ir.verify import verify_module
-    from shardy_ref.parser import parse_module
+    from shardy_ref.ir.diagnostics import ShardyRefError
 
-    module = parse_module(text, filename)
-    verify_module(module)
-    func = main_function(module, filename)
-    slots = _slots(func, text.splitlines())
-    pm = PassManager(_propagation(), verify=verify_module)
-    pm.run(module, PassContext())
+    try:
+        module, func, slots = _propagated(text, filename, edges=True)
+        caveat = ""
+    except ShardyRefError as e:
+        # upstream's edge recording fails on some data-flow ops (a while loop's
+        # ``sdy.data_flow_edge``, as sdy_opt does): explain with origins only
+        module, func, slots = _propagated(text, filename, edges=False)
+        caveat = f"no propagation steps: recording them fails here, as upstream ({e.message})"
     constraints = _constraint_names(func)
     names = {s.value: s.name for s in slots if s.kind != "result"}
     stories = {id(s): _stories(func, s, constraints, names) for s in slots}
     shardings = {id(s): _sharding(func, s) for s in slots}
     _tag_ops(func)
-    PassManager(_partitioning(), verify=verify_module).run(module, PassContext())
+    PassManager(_partitioning(), verify=_verifier()).run(module, PassContext())
     charged = _charge_collectives(func)
     reports = []
     for s in slots:
@@ -110,8 +121,26 @@ def explain_module(text: str, filename: str) -> list[ValueReport]:
         reports.append(ValueReport(
             s.name, s.aliases, s.kind, op.name if op is not None else "",
             str(s.value.type) if s.value is not None else "", shardings[id(s)],
-            stories[id(s)], tuple(charged.get(_key(s), ())), _note(s, constraints)))
-    return reports
+            stories[id(s)], tuple(charged.get(_key(s), ())), _note(s)))
+    return Explanation(_func_name(func), tuple(reports), caveat)
+
+
+def _verifier():
+    from shardy_ref.ir.verify import verify_module
+    return verify_module
+
+
+def _propagated(text: str, filename: str, edges: bool):
+    """The module parsed, verified and propagated with the debug options; its main
+    function and the values to report."""
+    from shardy_ref.parser import parse_module
+
+    module = parse_module(text, filename)
+    _verifier()(module)
+    func = main_function(module, filename)
+    slots = _slots(func, text.splitlines())
+    PassManager(_propagation(edges), verify=_verifier()).run(module, PassContext())
+    return module, func, slots
 
 
 def main_function(module, filename: str) -> Operation:
@@ -174,7 +203,7 @@ def _source_names(op: Operation, r: Value, printed: str, lines: list[str]) -> tu
     return tuple(out)
 
 
-def find_value(reports: list[ValueReport], name: str) -> list[ValueReport]:
+def find_value(reports, name: str) -> list[ValueReport]:
     """The reports ``name`` refers to: ``%3``, ``3``, ``arg0``, ``%arg0``, ``result0``, a
     source name (``%h``), ``loc("name")`` or just ``name`` of a loc."""
     wanted = {name, f"%{name}", f'loc("{name}")'}
@@ -183,19 +212,20 @@ def find_value(reports: list[ValueReport], name: str) -> list[ValueReport]:
 
 # -- passes ------------------------------------------------------------------------------
 
-def _propagation() -> list:
+def _propagation(edges: bool) -> list:
     """``sdy-propagation-pipeline`` (without call-graph dedup) up to sinking the data-flow
-    edges, with the debug options on."""
+    edges, with the debug options on (``edges``: propagation edges too)."""
+    debug, sink = (_DEBUG, _SINK) if edges else (_DEBUG.split()[0], _SINK.split()[0])
     pipeline = passes(
         ("sdy-import-pipeline", "dedup-functions-fully=false"), "sdy-flatten-call-graph",
         "symbol-dce", "sdy-import-func-calls", "symbol-dce",
-        ("sdy-apply-sharding-constraints", _DEBUG), "sdy-sharding-group-import",
+        ("sdy-apply-sharding-constraints", debug), "sdy-sharding-group-import",
         "sdy-pre-order-funcs",
-        ("sdy-user-priority-propagate", f"keep-sharding-rules=true {_DEBUG}"),
+        ("sdy-user-priority-propagate", f"keep-sharding-rules=true {debug}"),
         "sdy-export-named-computations", "sdy-propagate-to-func-results",
         "sdy-unflatten-call-graph", "symbol-dce", "sdy-insert-func-call-reshards")
     pipeline.append(nested("func.func", "sdy-constant-or-scalar-merger",
-                           ("sdy-sink-data-flow-edges", _SINK)))
+                           ("sdy-sink-data-flow-edges", sink)))
     return pipeline
 
 
@@ -394,7 +424,8 @@ def _charge_collectives(func: Operation) -> dict[tuple, list[Collective]]:
         mesh = mesh_of(op.attributes.get("out_sharding"), op)
         cost = collective_cost(op, sharding, mesh)
         consumers = [u.owner for u in op.results[0].uses if u.owner.name not in COLLECTIVES]
-        collective = Collective(_collective_text(op), cost.group_size, cost.bytes_per_device,
+        collective = Collective(_collective_text(op), _summary(op), cost.group_size,
+                                cost.bytes_per_device,
                                 ", ".join(sorted({c.name for c in consumers})))
         out.setdefault(_root_key(root), []).append(collective)
         for c in consumers:
@@ -423,11 +454,37 @@ def _collective_text(op: Operation) -> str:
     return f"{op.name} " + " ".join(parts)
 
 
+_VERBS = {
+    "sdy.all_gather": ("gathering_axes", "all-gather: every device collects the shards of"),
+    "sdy.all_slice": ("slicing_axes", "all-slice (no communication): each device keeps its "
+                                      "slice along"),
+    "sdy.all_reduce": ("reduction_axes", "all-reduce: partial results are summed over"),
+    "sdy.reduce_scatter": ("reduce_scatter_axes", "reduce-scatter: partial results are summed "
+                                                  "and scattered over"),
+    "sdy.all_to_all": ("params", "all-to-all: shards are exchanged over"),
+    "sdy.collective_permute": ("", "collective-permute: shards move between devices"),
+}
+
+
+def _summary(op: Operation) -> str:
+    key, words = _VERBS[op.name]
+    attr = op.attributes.get(key) if key else None
+    if attr is None:
+        return words
+    if op.name == "sdy.all_to_all":
+        axes = [a for p in attr.value for a in p.axes]
+    elif op.name == "sdy.all_reduce":
+        axes = list(attr)
+    else:
+        axes = [a for lst in attr for a in lst]
+    return f"{words} {', '.join(a.params() for a in axes)}"
+
+
 def _params(attr) -> str:
     return attr.params() if hasattr(attr, "params") else str(attr)
 
 
-def _note(slot: _Slot, constraints) -> str:
+def _note(slot: _Slot) -> str:
     if slot.kind == "value" and slot.value.op.name == "sdy.sharding_constraint":
         return ("a sharding constraint: partitioning makes it a reshard of its operand, so "
                 "its collectives are listed under the operand")

@@ -37,16 +37,20 @@ def main(argv: list[str], stdout=None, stderr=None) -> int:
         stderr.write(f"shardy-ref explain: cannot read {args.module}: {e.strerror}\n")
         return 1
     try:
-        reports = explain_module(text, filename)
+        explanation = explain_module(text, filename)
     except ShardyRefError as e:
         stderr.write(f"{e}\n")
         return 1
+    reports = explanation.values
     if args.value is not None:
         reports = find_value(reports, args.value)
         if not reports:
             stderr.write(f"shardy-ref explain: no value named {args.value}\n")
             return 1
-    stdout.write("\n\n".join(render(r) for r in reports) + "\n")
+    header = f"@{explanation.function}: after sdy-propagation-pipeline, then partitioned"
+    if explanation.caveat:
+        header += f"\nnote: {explanation.caveat}"
+    stdout.write("\n\n".join([header, *(render(r) for r in reports)]) + "\n")
     return 0
 
 
@@ -69,6 +73,7 @@ def render(report: ValueReport) -> str:
                      f"{total} bytes sent per device")
         for c in report.collectives:
             used = f", then {c.consumer}" if c.consumer else ""
-            lines.append(f"    {c.text}: group of {c.group_size}, "
+            lines.append(f"    {c.summary}: group of {c.group_size}, "
                          f"{c.bytes_per_device} bytes per device{used}")
+            lines.append(f"      {c.text}")
     return "\n".join(lines)
