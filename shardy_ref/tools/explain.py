@@ -167,6 +167,7 @@ def _func_name(func: Operation) -> str:
 
 _SOURCE_NAME = re.compile(r"^\s*(%[\w$.-]+)(?::\d+)?\s*=")
 _LOC_NAME = re.compile(r'loc\("([^"]*)"')
+_NEXT_OP = re.compile(r"^\s*(%[\w$.-]+(:\d+)?\s*=|[\w.]+\.[\w.]+\b|\}|return\b|func\.)")
 
 
 def _slots(func: Operation, lines: list[str]) -> list[_Slot]:
@@ -190,7 +191,8 @@ def _slots(func: Operation, lines: list[str]) -> list[_Slot]:
 
 
 def _source_names(op: Operation, r: Value, printed: str, lines: list[str]) -> tuple[str, ...]:
-    """The SSA name the source wrote for ``op``'s first result and its ``loc("name")``."""
+    """The SSA name the source wrote for ``op``'s first result and its ``loc("name")``
+    (on the op's lines: up to the line where the next op, a ``}`` or a ``return`` starts)."""
     line = op.location.line
     if not 0 < line <= len(lines):
         return ()
@@ -198,7 +200,10 @@ def _source_names(op: Operation, r: Value, printed: str, lines: list[str]) -> tu
     m = _SOURCE_NAME.match(lines[line - 1])
     if m and r.index == 0 and m.group(1) != printed:
         out.append(m.group(1))
-    for loc in _LOC_NAME.findall(lines[line - 1])[-1:]:
+    end = line
+    while end < len(lines) and end < line + 20 and not _NEXT_OP.match(lines[end]):
+        end += 1
+    for loc in _LOC_NAME.findall("\n".join(lines[line - 1:end]))[-1:]:
         out.append(f'loc("{loc}")')
     return tuple(out)
 
