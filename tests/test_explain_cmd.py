@@ -162,3 +162,21 @@ def test_examples_every_axis_has_an_origin_and_every_collective_a_cost(name):
         for c in report.collectives:
             assert c.group_size >= 1 and c.bytes_per_device >= 0
             assert c.text.startswith("sdy.")
+
+
+def test_the_readme_sample_is_the_real_output():
+    readme = (EXAMPLES.parent / "README.md").read_text()
+    section = readme.split("### Explaining a sharding", 1)[1]
+    sample = section.split("```\n", 2)[2].split("```", 1)[0]
+    out = io.StringIO()
+    assert explain_cmd.main([str(EXAMPLES / "mlp.mlir"), "--value", "%y"], out) == 0
+    shown = out.getvalue().replace(str(EXAMPLES / "mlp.mlir"), "examples/mlp.mlir")
+    assert shown.split("\n\n", 1)[1] == sample
+
+
+def test_usage_error(capsys):
+    with pytest.raises(SystemExit) as done:
+        explain_cmd.main([])
+    assert done.value.code == 1
+    assert capsys.readouterr().err == ("shardy-ref explain: the following arguments are "
+                                       "required: module\n")

@@ -17,8 +17,13 @@ from shardy_ref.ir.diagnostics import ShardyRefError
 from shardy_ref.tools.explain import ValueReport, explain_module, find_value
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):
+        self.exit(1, f"shardy-ref explain: {message}\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="shardy-ref explain", description=__doc__.split("\n\n")[1])
+    p = _Parser(prog="shardy-ref explain", description=__doc__.split("\n\n")[1])
     p.add_argument("module", help="the MLIR file (- for stdin)")
     p.add_argument("--value", help="only this value: %%3, arg0, result0, %%name or loc name")
     return p
