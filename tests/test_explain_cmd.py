@@ -180,3 +180,19 @@ def test_usage_error(capsys):
     assert done.value.code == 1
     assert capsys.readouterr().err == ("shardy-ref explain: the following arguments are "
                                        "required: module\n")
+
+
+def test_partitioning_may_compute_a_value_otherwise():
+    mlp = explain_module((EXAMPLES / "jax" / "sim_mlp_64.mlir").read_text(), "mlp64.mlir")
+    dot = one(mlp, "%0")
+    assert dot.sharding == '#sdy.sharding<@mesh, [{"x"}, {"y"}]>'
+    # "x" shards the lhs's contracting dim after the all-to-all of arg0: the dot computes
+    # partial sums on [{}, {"y"}], all-reduces them (16x8 f32 shards: 2 * 7/8 * 512 bytes)
+    # and slices "x" back
+    assert dot.partitioned_as == '#sdy.sharding<@mesh, [{}, {"y"}]>'
+    assert [(c.summary, c.bytes_per_device) for c in dot.collectives] == [
+        ('all-reduce: partial results are summed over "x"', 896),
+        ('all-slice (no communication): each device keeps its slice along "x"', 0)]
+    (to_all,) = one(mlp, "arg0").collectives
+    assert (to_all.text, to_all.bytes_per_device) == (
+        'sdy.all_to_all params=[{"x"}: 0->1] out_sharding=<@mesh, [{}, {"x"}]>', 224)

@@ -71,6 +71,7 @@ class ValueReport:
     axes: tuple[AxisStory, ...]
     collectives: tuple[Collective, ...]
     note: str = ""
+    partitioned_as: str = ""  # the op's sharding after partitioning, when it differs
 
 
 @dataclass(slots=True)
@@ -80,7 +81,7 @@ class _Slot:
     name: str
     kind: str
     index: int
-    value: Value | None
+    value: Value
     aliases: tuple[str, ...]
 
 
@@ -118,10 +119,12 @@ def explain_module(text: str, filename: str) -> Explanation:
     reports = []
     for s in slots:
         op = s.value.op if s.kind == "value" else None
+        after = _show(_final_sharding(func, s)) if op is not None and op.parent is not None \
+            else shardings[id(s)]
         reports.append(ValueReport(
-            s.name, s.aliases, s.kind, op.name if op is not None else "",
-            str(s.value.type) if s.value is not None else "", shardings[id(s)],
-            stories[id(s)], tuple(charged.get(_key(s), ())), _note(s)))
+            s.name, s.aliases, s.kind, op.name if op is not None else "", str(s.value.type),
+            shardings[id(s)], stories[id(s)], tuple(charged.get(_key(s), ())), _note(s),
+            after if after != shardings[id(s)] else ""))
     return Explanation(_func_name(func), tuple(reports), caveat)
 
 
@@ -251,9 +254,12 @@ def _partitioning() -> list:
 # -- shardings and origins ---------------------------------------------------------------
 
 def _sharding(func: Operation, slot: _Slot) -> str:
-    s = get_func_result_sharding(func, slot.index) if slot.kind == "result" \
-        else get_sharding(slot.value)
-    return f"#sdy.sharding<{closed_like(s).body()}>" if s is not None else ""
+    return _show(_final_sharding(func, slot))
+
+
+def _show(sharding: TensorSharding | None) -> str:
+    """The sharding as ``sdy-close-shardings`` leaves it, or "" for none."""
+    return f"#sdy.sharding<{closed_like(sharding).body()}>" if sharding is not None else ""
 
 
 def _final_sharding(func: Operation, slot: _Slot) -> TensorSharding | None:

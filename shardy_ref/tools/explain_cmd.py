@@ -68,6 +68,8 @@ def render(report: ValueReport) -> str:
     for story in report.axes:
         lines.append(f"  axis {story.axis} on dim {story.dim}: from {story.origin}")
         lines.extend(f"    {move}" for move in story.moves)
+    if report.partitioned_as:
+        lines.append(f"  partitioning computes it as {report.partitioned_as}")
     if report.note:
         lines.append(f"  note: {report.note}")
     if not report.collectives:
