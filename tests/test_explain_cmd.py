@@ -196,3 +196,12 @@ def test_partitioning_may_compute_a_value_otherwise():
     (to_all,) = one(mlp, "arg0").collectives
     assert (to_all.text, to_all.bytes_per_device) == (
         'sdy.all_to_all params=[{"x"}: 0->1] out_sharding=<@mesh, [{}, {"x"}]>', 224)
+
+
+def test_values_inside_a_manual_computation():
+    cm = explain_module((EXAMPLES / "shard_map" / "collective_matmul.mlir").read_text(), "cm")
+    (arg0,) = one(cm, "arg0").axes
+    assert arg0.origin == "the in_shardings[0] of manual computation 0 (mc_0_input: 0)"
+    lhs1 = one(cm, "%lhs1")
+    assert lhs1.op == "stablehlo.collective_permute" and lhs1.collectives == ()
+    assert lhs1.note.startswith('inside an sdy.manual_computation (manual axes {"i"})')

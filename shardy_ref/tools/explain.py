@@ -438,7 +438,7 @@ def _charge_collectives(func: Operation) -> dict[tuple, list[Collective]]:
         collective = Collective(_collective_text(op), _summary(op), cost.group_size,
                                 cost.bytes_per_device,
                                 ", ".join(sorted({c.name for c in consumers})))
-        out.setdefault(_root_key(root), []).append(collective)
+        out.setdefault(_root_key(root, func), []).append(collective)
         for c in consumers:
             if c.name == "func.return":
                 for i, o in enumerate(c.operands):
@@ -447,9 +447,10 @@ def _charge_collectives(func: Operation) -> dict[tuple, list[Collective]]:
     return out
 
 
-def _root_key(v: Value):
+def _root_key(v: Value, func: Operation):
     if isinstance(v, BlockArgument):
-        return ("argument", v.index)
+        entry = func.regions[0].blocks[0]
+        return ("argument", v.index) if v.block is entry else ("block", id(v))
     tag = v.op.attributes.get(TAG)
     return ("op", tag.value if tag is not None else id(v.op), v.index)
 
@@ -499,4 +500,13 @@ def _note(slot: _Slot) -> str:
     if slot.kind == "value" and slot.value.op.name == "sdy.sharding_constraint":
         return ("a sharding constraint: partitioning makes it a reshard of its operand, so "
                 "its collectives are listed under the operand")
+    op = slot.value.op if slot.kind == "value" else None
+    parent = op.parent_op if op is not None else None
+    while parent is not None and parent.name != "sdy.manual_computation":
+        parent = parent.parent_op
+    if parent is not None:
+        axes = parent.attributes.get("manual_axes")
+        shown = axes.params() if hasattr(axes, "params") else str(axes)
+        return (f"inside an sdy.manual_computation (manual axes {shown}): a per-device "
+                "value; its communication is the body's own collectives")
     return ""
