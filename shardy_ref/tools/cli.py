@@ -6,6 +6,7 @@
     shardy-ref fuzz           check Shardy's invariants on random sharded programs
     shardy-ref diff --tool CMD --pipeline PASSES   random programs through ours and CMD
     shardy-ref show FILE [--value NAME] [--svg OUT]   draw meshes and who holds which block
+    shardy-ref explain FILE [--value NAME]   why each value is sharded so; its collectives
 
 Run ``shardy-ref run --help`` or ``shardy-ref check --help`` for their options. A bug of
 ours exits 70 with ``internal error in ... on OP``; ``--debug`` (anywhere) or
@@ -52,6 +53,9 @@ def _dispatch(argv: list[str]) -> int:
     if command == "show":
         from shardy_ref.tools import show_cmd
         return show_cmd.main(rest)
+    if command == "explain":
+        from shardy_ref.tools import explain_cmd
+        return explain_cmd.main(rest)
     if command == "fuzz":
         from shardy_ref.tools import fuzz_cmd
         return fuzz_cmd.main(rest)

@@ -81,8 +81,9 @@ def parse_args(argv: list[str]) -> Options:
             else:
                 raise UsageError("missing file name after -o")
         elif name in ("h", "help"):
+            from shardy_ref.tools.opt_help import passes_help
             print(USAGE)
-            print("\nPasses and pass pipelines:\n" + "\n".join(f"  -{n}" for n in PASS_MODULES))
+            print("\n" + passes_help())
             raise SystemExit(0)
         elif name == "split-input-file":
             opts.split = True

@@ -18,6 +18,7 @@ class StablehloLegalizeCompositeToCallPass(Pass):
     """``except`` (upstream's ``exceptListOption``) lists composite names to keep."""
 
     NAME = "stablehlo-legalize-composite-to-call"
+    DESCRIPTION = "Replaces each stablehlo.composite by a call to its decomposition."
     ANCHOR = "func.func"  # upstream runs it on each func.func
     except_: tuple[str, ...] = ()
 

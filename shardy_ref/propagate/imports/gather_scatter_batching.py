@@ -255,6 +255,7 @@ class ExplicitGatherScatterBatchingPass(Pass):
     """Runs both patterns greedily with MLIR's default config on each function."""
 
     NAME = "sdy-explicit-gather-scatter-batching"
+    DESCRIPTION = "Makes the batching dimensions of gathers and scatters explicit."
     ANCHOR = "func.func"
 
     def run(self, op, ctx) -> None:

@@ -1,0 +1,45 @@
+"""``shardy-ref-opt --help`` lists every registered pass with its description and options."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from shardy_ref.pass_manager import PASS_MODULES
+from shardy_ref.tools.opt import parse_args
+from shardy_ref.tools.opt_help import description, load_all_passes
+
+
+@pytest.fixture(scope="module")
+def help_text():
+    import contextlib
+    import io
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(SystemExit) as done:
+        parse_args(["--help"])
+    assert done.value.code == 0
+    return out.getvalue()
+
+
+def test_usage_and_every_pass_with_its_options(help_text):
+    assert "-split-input-file" in help_text and "--pass-pipeline=PIPELINE" in help_text
+    lines = help_text.splitlines()
+    passes = load_all_passes()
+    assert set(passes) == set(PASS_MODULES)
+    for name, cls in passes.items():
+        row = next(i for i, line in enumerate(lines) if line.startswith(f"  -{name} "))
+        assert lines[row].split(" - ", 1)[1] == description(cls) != ""
+        options = [f.name.replace("_", "-") for f in dataclasses.fields(cls)] \
+            if dataclasses.is_dataclass(cls) else []
+        shown = [line.split()[0].lstrip("-").split("=")[0]
+                 for line in lines[row + 1:row + 1 + len(options)]]
+        assert shown == options, name
+
+
+def test_option_types_and_defaults(help_text):
+    assert "-debug-sharding-origins=<bool>" in help_text
+    row = help_text.index("  -sdy-aggressive-propagate ")
+    block = help_text[row:help_text.index("\n  -", row + 1)]
+    assert "-propagation-strategy=<string>" in block and "default: aggressive" in block
+    assert "-conservative-propagation=<bool>                 - default: false" in block
+    assert "-replica-count=<int>" in help_text
