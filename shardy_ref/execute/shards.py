@@ -18,6 +18,7 @@ import numpy as np
 from shardy_ref.ir.sdy_axes import AxisRef, Mesh
 from shardy_ref.ir.sdy_debug import ReductionOp
 from shardy_ref.ir.sdy_sharding import TensorSharding
+from shardy_ref.ir.sharding_layout import dim_axes
 
 
 class ShardMismatch(ValueError):
@@ -45,19 +46,10 @@ def axis_coordinate(mesh: Mesh, ref: AxisRef, coords: dict[str, int]) -> int:
     return (coords[ref.name] // minor) % ref.size(mesh)
 
 
-def _sharding_dims(sharding: TensorSharding, mesh: Mesh, rank: int):
-    if mesh.is_maximal or not sharding.dim_shardings:
-        return [()] * rank
-    if len(sharding.dim_shardings) != rank:
-        raise ValueError(f"sharding {sharding} has rank {len(sharding.dim_shardings)}, the "
-                         f"tensor has rank {rank}")
-    return [tuple(d.axes) for d in sharding.dim_shardings]
-
-
 def block_counts(sharding: TensorSharding, mesh: Mesh, rank: int) -> tuple[int, ...]:
     """How many blocks each dimension is cut into."""
     return tuple(int(np.prod([a.size(mesh) for a in axes], dtype=np.int64))
-                 for axes in _sharding_dims(sharding, mesh, rank))
+                 for axes in dim_axes(sharding, mesh, rank))
 
 
 def local_shape(shape, sharding: TensorSharding, mesh: Mesh) -> tuple[int, ...]:
@@ -76,7 +68,7 @@ def block_index(sharding: TensorSharding, mesh: Mesh, rank: int, position: int
     """The block of each dimension the device at ``position`` holds."""
     coords = mesh_coordinates(mesh, position)
     index = []
-    for axes in _sharding_dims(sharding, mesh, rank):
+    for axes in dim_axes(sharding, mesh, rank):
         block = 0
         for ref in axes:
             block = block * ref.size(mesh) + axis_coordinate(mesh, ref, coords)
@@ -196,7 +188,7 @@ def _shard_view(array: np.ndarray, sharding: TensorSharding, mesh: Mesh) -> np.n
     None when a dimension does not divide or a sub-axis is used."""
     if mesh.is_maximal or not mesh.axes:
         return None
-    dims = _sharding_dims(sharding, mesh, array.ndim)
+    dims = dim_axes(sharding, mesh, array.ndim)
     if any(ref.sub_axis_info is not None for axes in dims for ref in axes) \
             or not is_divisible(array.shape, sharding, mesh):
         return None

@@ -23,13 +23,10 @@ from shardy_ref.ir.diagnostics import ShardyRefError
 from shardy_ref.ir.sdy_axes import Mesh
 from shardy_ref.ir.sdy_sharding import TensorSharding
 from shardy_ref.ir.sharding_layout import Layout, dim_axes, layout
+from shardy_ref.tools.simulate_cmd import CommandError, read_module_file
 
 PALETTE = ("on dark_blue", "on dark_green", "on dark_red", "on purple4", "on dark_cyan",
            "on orange4", "on grey30", "on deep_pink4")
-
-
-class CommandError(Exception):
-    """A problem with the command's own inputs (files, flags), not with the module."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +59,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str]) -> int:
     opts = _parser().parse_args(argv)
     try:
-        text, filename = _read(opts.module)
+        text, filename = read_module_file(opts.module)
         return show(opts, text, filename)
     except ShardyRefError as e:
         sys.stderr.write(f"{e}\n")
@@ -72,16 +69,6 @@ def main(argv: list[str]) -> int:
         return 1
     except BrokenPipeError:
         return 1
-
-
-def _read(path: str) -> tuple[str, str]:
-    if path == "-":
-        return sys.stdin.read(), "<stdin>"
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read(), path
-    except OSError as e:
-        raise CommandError(f"cannot read {path}: {e.strerror}") from None
 
 
 def show(opts, text: str, filename: str) -> int:

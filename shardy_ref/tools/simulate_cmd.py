@@ -67,7 +67,7 @@ def main(command: str, argv: list[str]) -> int:
     opts = _parser(command).parse_args(argv)
     progress = Progress(enabled=not opts.quiet)
     try:
-        text, filename = _read(opts.module)
+        text, filename = read_module_file(opts.module)
         return (run_command if command == "run" else check_command)(opts, text, filename,
                                                                     progress)
     except ShardyRefError as e:
@@ -84,7 +84,8 @@ def main(command: str, argv: list[str]) -> int:
         progress.stop()
 
 
-def _read(path: str) -> tuple[str, str]:
+def read_module_file(path: str) -> tuple[str, str]:
+    """The text of ``path`` (``-``: standard input) and the name errors give it."""
     if path == "-":
         return sys.stdin.read(), "<stdin>"
     try:
