@@ -146,14 +146,16 @@ def _edits():
 
 @pytest.mark.parametrize("edit", _edits(), ids=lambda f: f.__name__)
 def test_every_edit_changes_the_snapshot(edit):
-    from shardy_ref.ir.ir_snapshot import ir_snapshot
+    from shardy_ref.ir.ir_snapshot import ir_snapshot, unchanged_since
     from shardy_ref.parser import parse_module
 
     module = parse_module(MODULE)
     before = ir_snapshot(module)
     assert ir_snapshot(module) == before
+    assert unchanged_since(before, module)
     edit(module)
     assert ir_snapshot(module) != before
+    assert not unchanged_since(before, module)
 
 
 def test_unimplemented_pass_module_is_a_pass_error():

@@ -15,19 +15,34 @@ from shardy_ref.ir.operation import Operation
 def ir_snapshot(op: Operation) -> tuple:
     """``op`` and everything nested in it, as a tuple that compares equal exactly when the
     verifier would see the same IR."""
-    parts: list = []
+    return tuple(_parts(op))
+
+
+def unchanged_since(snapshot: tuple, op: Operation) -> bool:
+    """Whether ``op`` is still the IR ``snapshot`` was taken of. Compares part by part while
+    walking, stopping at the first difference, so no second snapshot is built (each part
+    is freed as soon as it is compared: no garbage piles up for the collector)."""
+    parts = _parts(op)
+    for old in snapshot:
+        if next(parts, _END) != old:
+            return False
+    return next(parts, _END) is _END
+
+
+_END = object()
+
+
+def _parts(op: Operation):
     stack = [op]
     while stack:
         current = stack.pop()
-        parts.append((current, current.name, tuple(current.attributes.items()),
-                      current.properties, current.operands,
-                      tuple(r.type for r in current.results), tuple(current.successors),
-                      len(current.regions)))
+        yield (current, current.name, tuple(current.attributes.items()), current.properties,
+               current.operands, tuple(r.type for r in current.results),
+               tuple(current.successors), len(current.regions))
         for region in current.regions:
-            parts.append(len(region.blocks))
+            yield len(region.blocks)
             for block in region.blocks:
-                parts.append((block, tuple(a.type for a in block.args)))
+                yield (block, tuple(a.type for a in block.args))
                 ops = block.ops
-                parts.append(len(ops))
+                yield len(ops)
                 stack.extend(reversed(ops))
-    return tuple(parts)
