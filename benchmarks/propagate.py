@@ -8,6 +8,9 @@ data-parallel activations (``"data"`` on the batch) and Megatron tensor-parallel
 print) through ours and, when the oracle's jaxlib is installed (``../shared/oracle/setup``),
 through real Shardy in that interpreter. Prints per-op time, our/C++ ratio and the scaling
 ratio time(64)/time(16) (linear is 4). Targets: scaling <= 4.5, ratio <= 50 at N = 64.
+It also times the largest N with the propagator's provenance log
+(``shardy_ref.propagate.provenance``) off and on, interleaved, and prints the overhead
+(issue 17's target: <= 15%).
 
     python benchmarks/propagate.py [--layers 1 4 16 64] [--pipeline sdy-propagation-pipeline]
 """
@@ -136,7 +139,9 @@ def count_ops(text: str) -> int:
     return text.count(" = stablehlo.") + 2
 
 
-def time_ours(text: str, pipeline: str, repeat: int) -> float:
+def time_ours(text: str, pipeline: str, repeat: int, provenance: bool = True) -> float:
+    """Best of ``repeat`` CPU times of the pipeline (the propagator's provenance log on,
+    as always, or off)."""
     from shardy_ref.ir.verify import verify_module
     from shardy_ref.parser import parse_module
     from shardy_ref.pass_manager import PassContext, PassManager, parse_pipeline
@@ -145,10 +150,20 @@ def time_ours(text: str, pipeline: str, repeat: int) -> float:
     for _ in range(repeat):
         module = parse_module(text)
         manager = PassManager(parse_pipeline(pipeline), verify=verify_module)
-        t0 = time.perf_counter()
-        manager.run(module, PassContext())
-        best = min(best, time.perf_counter() - t0)
+        t0 = time.process_time()
+        manager.run(module, PassContext(record_provenance=provenance))
+        best = min(best, time.process_time() - t0)
     return best
+
+
+def provenance_overhead(text: str, pipeline: str, repeat: int) -> tuple[float, float]:
+    """CPU seconds with the provenance log off and on, interleaved so that both see the
+    same machine (best of ``repeat`` each)."""
+    off = on = float("inf")
+    for _ in range(repeat):
+        off = min(off, time_ours(text, pipeline, 1, provenance=False))
+        on = min(on, time_ours(text, pipeline, 1, provenance=True))
+    return off, on
 
 
 ORACLE_SCRIPT = r"""
@@ -204,6 +219,12 @@ def main(argv=None) -> int:
         if cpp is not None:
             row += f" {cpp[i]:8.4f} {1e6 * cpp[i] / ops:7.1f} {ours[i] / cpp[i]:9.1f}"
         print(row)
+    n = max(args.layers)
+    off, on = provenance_overhead(texts[args.layers.index(n)], args.pipeline,
+                                  max(args.repeat, 3))
+    overhead = 100 * (on / off - 1)
+    print(f"provenance log at N={n}: off {off:.3f} s, on {on:.3f} s, overhead "
+          f"{overhead:+.1f}% (target <= 15%: {'met' if overhead <= 15 else 'NOT met'})")
     if 16 in args.layers and 64 in args.layers:
         scaling = ours[args.layers.index(64)] / ours[args.layers.index(16)]
         print(f"scaling time(64)/time(16): {scaling:.2f} (target <= 4.5: "

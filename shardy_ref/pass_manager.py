@@ -145,6 +145,10 @@ class PassContext:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     # the running propagation pass's ``SourceShardingHandler`` (debug options), else None
     sharding_debug: object | None = None
+    # the propagator's ``ProvenanceLog`` (shardy_ref.propagate.provenance), made by the
+    # first propagation pass of the run; ``record_provenance=False`` turns it off
+    record_provenance: bool = True
+    provenance: object | None = None
 
     def warn(self, location, message: str) -> None:
         self.diagnostics.append(Diagnostic("warning", location or UNKNOWN_LOC, message))

@@ -60,15 +60,23 @@ def test_an_axis_from_a_constraint_and_the_step_that_moved_it(dot):
     assert matmul.sharding == '#sdy.sharding<@mesh, [{}, {"x"}]>'
     (x,) = matmul.axes
     assert (x.axis, x.dim) == ('"x"', 1)
-    assert x.origin == "a sharding constraint (constraint_0 at dot.mlir:8:8)"
-    assert x.moves == ("step 0: sdy.sharding_constraint %1 (dot.mlir:8:8) moved it here from "
-                       "its result 0 (%1)",)
+    assert x.origin == ("the sharding constraint sdy.sharding_constraint %1 (dot.mlir:8:8) on "
+                        "this value (sdy-apply-sharding-constraints gave it the constraint's "
+                        "sharding)")
+    assert x.moves == ()
     negate = one(dot, "%2")
-    assert negate.axes[0].origin.startswith("a sharding constraint (constraint_0")
-    assert negate.axes[0].moves == ("step 1: stablehlo.negate %2 (dot.mlir:9:8) moved it here "
-                                    "from its operand 0 (%1)",)
-    assert one(dot, "%1").axes[0].origin.startswith("this op's own user sharding")
-    assert one(dot, "result0").axes[0].origin.startswith("a sharding constraint (constraint_0")
+    assert negate.axes[0].origin == ("the sharding constraint sdy.sharding_constraint %1 "
+                                     "(dot.mlir:8:8)")
+    assert negate.axes[0].moves == (
+        "step 0 (aggressive, user priority p0, op-priority round 0): stablehlo.negate %2 "
+        "(dot.mlir:9:8) moved it along factor j of ([i, j])->([i, j]) from its operand 0 (%1) "
+        "to its result 0 (%2)",)
+    assert one(dot, "%1").axes[0].origin.startswith("the sharding constraint")
+    result = one(dot, "result0").axes[0]
+    assert result.origin.startswith("the sharding constraint")
+    assert result.moves[1] == (
+        "step 1 (aggressive, user priority p0, op-priority round 0): the function's return "
+        "moved it from the returned value (%2) to result 0 of @main")
 
 
 def test_a_sharded_contracting_dim_is_all_reduced(dot):
@@ -92,15 +100,18 @@ def test_operand_reshards_before_the_dot(dot):
 def test_mlp_example_text(tmp_path):
     code, out, _ = run(tmp_path, (EXAMPLES / "mlp.mlir").read_text(), "--value", "%y")
     assert code == 0
+    m = tmp_path / "m.mlir"
     assert out.splitlines() == [
-        "@mlp: after sdy-propagation-pipeline, then partitioned",
+        "@mlp: after sdy-propagation-pipeline (steps by sdy-user-priority-propagate), then "
+        "partitioned",
         "",
         "%2 (%y): stablehlo.dot_general : tensor<8x16xf32>",
         '  sharding: #sdy.sharding<@mesh, [{"data"}, {}]>',
-        '  axis "data" on dim 0: from a sharding constraint (constraint_0 at '
-        f'{tmp_path / "m.mlir"}:11:8)',
-        f"    step 1: sdy.sharding_constraint %3 ({tmp_path / 'm.mlir'}:11:8) moved it here "
-        "from its result 0 (%3)",
+        f'  axis "data" on dim 0: from the sharding constraint sdy.sharding_constraint %3 '
+        f"({m}:11:8)",
+        f"    step 1 (aggressive, user priority p0, op-priority round 0): "
+        f"sdy.sharding_constraint %3 ({m}:11:8) moved it along factor i of ([i, j])->([i, j]) "
+        "from its result 0 (%3) to its operand 0 (%2)",
         "  partitioning: 1 collective(s), 384 bytes sent per device",
         '    all-reduce: partial results are summed over "model": group of 4, 384 bytes per '
         "device, then func.return",
@@ -112,20 +123,39 @@ def test_mlp_axis_propagated_backwards_from_a_user_input():
     mlp = explain_module((EXAMPLES / "mlp.mlir").read_text(), "mlp.mlir")
     (model,) = one(mlp, "arg2").axes
     assert (model.axis, model.dim) == ('"model"', 0)
-    assert model.origin == "user input: the sharding given on arg 1 (input: 1)"
-    assert model.moves == ("step 4: stablehlo.dot_general %2 (mlp.mlir:10:8) moved it here "
-                           "from its operand 0 (%1)",)
+    assert model.origin == "user input: the sharding given on arg 1"
+    # w1's "model" along the first dot's factor j, through the relu, then the second dot's
+    # contracting factor k back to w2, in op-priority rounds 2 and 3
+    assert model.moves == (
+        "step 2 (aggressive, user priority p0, op-priority round 2): stablehlo.dot_general %0 "
+        "(mlp.mlir:7:8) moved it along factor j of ([i, k], [k, j])->([i, j]) from its "
+        "operand 1 (arg1) to its result 0 (%0)",
+        "step 3 (aggressive, user priority p0, op-priority round 2): stablehlo.maximum %1 "
+        "(mlp.mlir:9:11) moved it along factor j of ([i, j], [i, j])->([i, j]) from its "
+        "operand 0 (%0) to its result 0 (%1)",
+        "step 4 (aggressive, user priority p0, op-priority round 3): stablehlo.dot_general %2 "
+        "(mlp.mlir:10:8) moved it along factor k of ([i, k], [k, j])->([i, j]) from its "
+        "operand 0 (%1) to its operand 1 (arg2)")
     assert [r.name for r in mlp.values] == ["arg0", "arg1", "arg2", "%0", "%cst", "%1", "%2",
                                             "%3", "result0"]
     assert one(mlp, "%zero").sharding == ""
     assert [c.bytes_per_device for c in one(mlp, "result0").collectives] == [384]
 
 
-def test_while_loop_falls_back_to_origins(tmp_path):
-    code, out, _ = run(tmp_path, (EXAMPLES / "jax" / "scan.mlir").read_text(), "--value", "arg0")
-    assert code == 0
-    assert "note: no propagation steps: recording them fails here, as upstream" in out
-    assert 'axis "data" on dim 1: from user input: the sharding given on arg 0' in out
+def test_while_loop_axes_are_followed_through_the_body(tmp_path):
+    """Upstream's edge recording fails on a while loop's data-flow edges; the provenance log
+    follows the loop: "model" reaches the loop-carried value %2#0 from arg1 through the
+    body's dot, add, call arguments and dynamic_slice."""
+    scan = explain_module((EXAMPLES / "jax" / "scan.mlir").read_text(), "scan.mlir")
+    loop = one(scan, "%2#0")
+    data, model = loop.axes
+    assert data.origin == "user input: the sharding given on arg 0"
+    assert model.origin == "user input: the sharding given on arg 1"
+    assert "the data-flow edge (scan.mlir:9:12) moved it along factor j" in data.moves[0]
+    assert "from source 0 (arg0) to the edge's value (%2#0)" in data.moves[0]
+    ops = [m.split(": ", 1)[1].split(" (")[0] for m in model.moves]
+    assert ops[0] == "the data-flow edge" and "stablehlo.dot_general" in ops
+    assert "stablehlo.dynamic_slice" in ops and model.moves[-1].endswith("(%2#0)")
 
 
 @pytest.mark.parametrize("value", ["matmul", 'loc("matmul")', "%0", "0"])
@@ -201,7 +231,9 @@ def test_partitioning_may_compute_a_value_otherwise():
 def test_values_inside_a_manual_computation():
     cm = explain_module((EXAMPLES / "shard_map" / "collective_matmul.mlir").read_text(), "cm")
     (arg0,) = one(cm, "arg0").axes
-    assert arg0.origin == "the in_shardings[0] of manual computation 0 (mc_0_input: 0)"
+    assert arg0.origin == ("in_shardings[0] of the manual computation sdy.manual_computation "
+                           "%0 (cm:13:8) (sdy-apply-sharding-constraints gave it to this "
+                           "operand)")
     lhs1 = one(cm, "%lhs1")
     assert lhs1.op == "stablehlo.collective_permute" and lhs1.collectives == ()
     assert lhs1.note.startswith('inside an sdy.manual_computation (manual axes {"i"})')

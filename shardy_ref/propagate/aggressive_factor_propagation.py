@@ -53,6 +53,8 @@ def factor_to_source_tensor(projection: ShardingProjection, factor_sizes: Sequen
 class AggressiveFactorPropagation(BasicFactorPropagation):
     """Upstream ``AggressiveFactorPropagation``."""
 
+    STRATEGY = "aggressive"
+
     def propagated_factor_sharding(self, factor: int, tensor: TensorFactorShardings,
                                    axes_per_factor: AxesPerFactor, mesh: Mesh,
                                    conservative: bool,

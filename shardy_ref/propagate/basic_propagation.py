@@ -44,6 +44,7 @@ from shardy_ref.propagate.imports.data_flow_edges import is_static_shaped
 from shardy_ref.propagate.imports.func_data_flow_edges import main_func_or_die
 from shardy_ref.propagate.imports.manual_axes_cleanup import common_mesh_or_ref, mesh_or_lookup
 from shardy_ref.propagate.projection import ShardingProjection
+from shardy_ref.propagate.provenance import FuncResult, ProvenanceLog, log_of
 from shardy_ref.propagate.rules.builder import create_identity_sharding_rule
 from shardy_ref.propagate.rules.registry import SHARDING_RULE_ATTR, get_or_create_sharding_rule
 from shardy_ref.propagate.sharding_group_map import ShardingGroupMap
@@ -67,6 +68,7 @@ class TensorParams:
     shardings: Sequence[TensorSharding | None]
     set_sharding: Callable[[TensorSharding, int], None]
     is_func_result: bool = False
+    keys: Sequence | None = None  # what provenance calls the tensors, when not ``tensors``
 
 
 def _values_params(values: Sequence[Value]) -> TensorParams:
@@ -100,7 +102,8 @@ class Propagator:
     def __init__(self, module: Operation, groups: ShardingGroupMap,
                  factor_propagation=None,
                  direction: GetDirectionToPropagate = propagate_any,
-                 conservative: bool = False, ctx: PassContext | None = None):
+                 conservative: bool = False, ctx: PassContext | None = None,
+                 pass_name: str = "sdy-basic-propagate"):
         self.module = module
         self.table = SymbolTable(module)
         self.groups = groups
@@ -111,6 +114,8 @@ class Propagator:
         self.users = self._symbol_users(module)
         # the pass's SourceShardingHandler when a debug option is on, else None
         self.debug = getattr(ctx, "sharding_debug", None)
+        self.provenance = _provenance_log(ctx, pass_name, self.factor_propagation)
+        self._group_moves: list[tuple] = []  # sharding-group updates of the current step
         self._rewriter: PatternRewriter | None = None
         self._current: Operation | None = None
 
@@ -204,9 +209,10 @@ class Propagator:
         update = self.factor_propagation.propagate_factor_shardings(
             projection, along, rule.factor_sizes, mesh, conservative, op)
         any_updated = False
-        for params, tensors, mappings, flags in (
+        after = [list(operands.shardings), list(results.shardings)]
+        for side, (params, tensors, mappings, flags) in enumerate((
                 (operands, projection.operands, rule.operand_mappings, update.update_operands),
-                (results, projection.results, rule.result_mappings, update.update_results)):
+                (results, projection.results, rule.result_mappings, update.update_results))):
             for index, flagged in enumerate(flags):
                 if not flagged:
                     continue
@@ -214,6 +220,16 @@ class Propagator:
                                                         mesh_or_ref, mesh)
                 if self._update_tensor(params, index, new):
                     any_updated = True
+                    after[side][index] = new
+        if self.provenance is not None and any_updated:
+            self.provenance.record(
+                op, rule, mesh, (*(operands.keys or operands.tensors),
+                                 *(results.keys or results.tensors)),
+                len(operands.shardings), (*operands.shardings, *results.shardings),
+                (*after[0], *after[1]))
+            for move in self._group_moves:
+                self.provenance.record_group(*move)
+        self._group_moves.clear()
         if self.debug is not None and any_updated:
             # the projection was updated in place: rebuild the old one from the old shardings
             before = ShardingProjection.build(operands.shardings, results.shardings, rule, mesh)
@@ -237,6 +253,8 @@ class Propagator:
         for member in self.groups.group_members(value):
             if member is value:
                 continue
+            if self.provenance is not None:  # recorded after the step that set ``value``
+                self._group_moves.append((value, member, get_sharding(member), new))
             set_sharding(member, new)
             self.notify_sharding_modified(member)
         return True
@@ -319,7 +337,8 @@ class Propagator:
                                    lambda s, _i, v=value: set_sharding(v, s))
             result = TensorParams(
                 [value], [get_func_result_sharding(func, index)],
-                lambda s, _i, i=index: set_func_result_sharding(func, i, s), True)
+                lambda s, _i, i=index: set_func_result_sharding(func, i, s), True,
+                [FuncResult(func, index)])
             self.propagate_tensor_shardings(operand, result,
                                             create_identity_sharding_rule(value.type),
                                             lambda _f: PropagationDirection.BOTH, func)
@@ -348,6 +367,16 @@ class Propagator:
         apply_patterns_greedily(self.module, patterns, config)
         self._rewriter = None
         self.propagate_func_results()
+
+
+def _provenance_log(ctx: PassContext | None, pass_name: str,
+                    factor_propagation) -> ProvenanceLog | None:
+    """The run's provenance log (made on first use unless turned off), entering the phase
+    of the running pass and strategy."""
+    log = log_of(ctx)
+    if log is not None:
+        log.begin(pass_name, factor_propagation.STRATEGY)
+    return log
 
 
 def check_valid_shapes(module: Operation) -> None:
@@ -414,4 +443,4 @@ class BasicPropagationPass(Pass):
                   direction: GetDirectionToPropagate, factor_propagation=None) -> None:
         """One run of the basic driver with ``factor_propagation`` (basic by default)."""
         Propagator(module, groups, factor_propagation, direction,
-                   self.conservative_propagation, ctx).propagate()
+                   self.conservative_propagation, ctx, self.NAME).propagate()

@@ -116,6 +116,8 @@ class BasicFactorPropagation:
     """Upstream ``BasicFactorPropagation``: the conservative factor propagation strategy
     (``algorithms.md`` §5.6). Stateless; aggressive strategies override its methods."""
 
+    STRATEGY = "basic"  # how provenance names it
+
     def propagate_factor_shardings(self, projection: ShardingProjection,
                                    direction_along_factor: PropagationDirectionAlongFactor,
                                    factor_sizes: Sequence[int], mesh: Mesh | None,

@@ -19,6 +19,7 @@ from shardy_ref.pass_manager import PassContext, register_pass
 from shardy_ref.propagate.aggressive_propagation import AggressivePropagationPass
 from shardy_ref.propagate.basic_propagation import GetDirectionToPropagate, propagate_any
 from shardy_ref.propagate.imports.constant_splitter import is_elementwise, is_scalar
+from shardy_ref.propagate.provenance import set_round
 from shardy_ref.propagate.rules.registry import SHARDING_RULE_ATTR
 from shardy_ref.propagate.sharding_group_map import ShardingGroupMap
 
@@ -136,5 +137,7 @@ class OpPriorityPropagationPass(AggressivePropagationPass):
             AggressivePropagationPass.propagate(self, module, ctx, groups, direction)
             return
         for priority in range(len(OP_PROPAGATION_SCHEDULE)):
+            set_round(ctx, op_priority=priority)
             AggressivePropagationPass.propagate(self, module, ctx, groups,
                                                 op_based_direction(priority, direction))
+        set_round(ctx, op_priority=None)

@@ -32,6 +32,7 @@ from shardy_ref.propagate.imports.data_flow_edges import (
 )
 from shardy_ref.propagate.imports.manual_axes_cleanup import mesh_or_lookup
 from shardy_ref.propagate.op_priority_propagation import OpPriorityPropagationPass
+from shardy_ref.propagate.provenance import FuncResult, log_of, set_round
 from shardy_ref.propagate.sharding_group_map import ShardingGroupMap
 
 
@@ -42,10 +43,11 @@ class ShardingReference:
     get: Callable[[], TensorSharding | None]
     set: Callable[[TensorSharding], None]
     original: TensorSharding
+    key: Value | FuncResult  # what provenance calls it
 
 
-def _value_ref(value: Value) -> tuple[Callable, Callable]:
-    return (lambda: get_sharding(value)), (lambda s: set_sharding(value, s))
+def _value_ref(value: Value) -> tuple[Value, Callable, Callable]:
+    return value, (lambda: get_sharding(value)), (lambda s: set_sharding(value, s))
 
 
 def _sharding_locations(module: Operation):
@@ -57,7 +59,8 @@ def _sharding_locations(module: Operation):
                 for arg in op.regions[0].blocks[0].args:
                     yield _value_ref(arg)
             for index in range(len(function_type(op).results)):
-                yield ((lambda f=op, i=index: get_func_result_sharding(f, i)),
+                yield (FuncResult(op, index),
+                       (lambda f=op, i=index: get_func_result_sharding(f, i)),
                        (lambda s, f=op, i=index: set_func_result_sharding(f, i, s)))
             continue
         owners = (block_argument_edge_owners(op) + list(op.results)
@@ -102,12 +105,13 @@ def references_per_priority_and_initialize(module: Operation
     > 0, the references of the shardings having a dimension of that priority."""
     table = SymbolTable(module)
     per_priority: dict[int, list[ShardingReference]] = {}
-    for get, set_ in list(_sharding_locations(module)):
+    for key, get, set_ in list(_sharding_locations(module)):
         sharding = get()
         if sharding is None:
             continue
         for priority in {d.priority_or_default for d in sharding.dim_shardings} - {0}:
-            per_priority.setdefault(priority, []).append(ShardingReference(get, set_, sharding))
+            per_priority.setdefault(priority, []).append(
+                ShardingReference(get, set_, sharding, key))
         new = initialized_sharding(sharding, table)
         if new != sharding:
             set_(new)
@@ -125,8 +129,16 @@ class UserPriorityPropagationPass(OpPriorityPropagationPass):
     def propagate(self, module: Operation, ctx: PassContext, groups: ShardingGroupMap,
                   direction: GetDirectionToPropagate, factor_propagation=None) -> None:
         rounds = references_per_priority_and_initialize(module)
+        set_round(ctx, user_priority=0)
         OpPriorityPropagationPass.propagate(self, module, ctx, groups, direction)
         for priority, references in rounds:
+            set_round(ctx, user_priority=priority)
+            log = log_of(ctx)
             for ref in references:
-                ref.set(updated_sharding_for_priority(ref.get(), ref.original, priority))
+                old = ref.get()
+                new = updated_sharding_for_priority(old, ref.original, priority)
+                ref.set(new)
+                if log is not None:
+                    log.record_priority_restore(self.NAME, ref.key, old, new)
             OpPriorityPropagationPass.propagate(self, module, ctx, groups, direction)
+        set_round(ctx, user_priority=None)

@@ -2,12 +2,11 @@
 its sharding after propagation, where each of its axes came from, and what partitioning does
 with it (the reshards and collectives, with bytes moved per device).
 
-Propagation runs as ``sdy-propagation-pipeline`` does, with upstream's debug options on
-(``debug-sharding-origins`` and ``debug-propagation-edge-sharding`` on
-``sdy-apply-sharding-constraints`` and the propagation pass, sunk by
-``sdy-sink-data-flow-edges``; :mod:`shardy_ref.propagate.debugging.source_sharding`), so
-every axis carries its origin (a user sharding: ``"input: 0"``, ``"output: 0"``,
-``"constraint_0"``, ``"self"``...) and the steps that moved it along which op's edge.
+Propagation runs as ``sdy-propagation-pipeline`` does, and the propagator's own record
+(:mod:`shardy_ref.propagate.provenance`: every step that changed a sharding, with its op,
+rule, strategy and priority round) says where each axis came from: which op moved it along
+which factor, from which tensor, back to the user sharding that had it before propagation
+(an argument or result sharding, a sharding constraint, a manual computation's sharding).
 Partitioning then continues as the export pipeline and the per-device path do
 (``sdy-sharding-constraint-to-reshard``, ``sdy-insert-explicit-reshards`` full version,
 ``sdy-reshard-to-collectives``); each collective is charged to the value it starts from
@@ -18,22 +17,20 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from shardy_ref.ir.builtin_attrs import ArrayAttr, DictionaryAttr, IntegerAttr, StringAttr
-from shardy_ref.ir.func_attrs import get_arg_attr, get_result_attr
+from shardy_ref.ir.builtin_attrs import IntegerAttr
 from shardy_ref.ir.operation import BlockArgument, Operation, Value
 from shardy_ref.ir.sdy_reshard_cse import mesh_of
+from shardy_ref.ir.sdy_rules import factor_symbol
 from shardy_ref.ir.sdy_sharding import TensorSharding
 from shardy_ref.ir.types import IntegerType
 from shardy_ref.ir.value_sharding import get_func_result_sharding, get_sharding
 from shardy_ref.partition.collective_cost import COLLECTIVES, collective_cost
 from shardy_ref.partition.exports.close_shardings import closed_like
 from shardy_ref.pass_manager import PassContext, PassManager, nested, passes
+from shardy_ref.propagate import provenance
+from shardy_ref.propagate.provenance import FuncResult, ProvenanceLog, axis_story
 
-ORIGINS, EDGES = "sdy.sharding_origins", "sdy.propagation_edges"
-ORIGIN_NAME = "sdy.sharding_origin_name"
 TAG = "explain.id"  # a discardable attribute that follows each op through partitioning
-_DEBUG = "debug-sharding-origins=true debug-propagation-edge-sharding=true"
-_SINK = "sink-debug-sharding-origins=true sink-debug-propagation-edge-sharding=true"
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,29 +86,19 @@ class _Slot:
 
 @dataclass(frozen=True, slots=True)
 class Explanation:
-    """The reports of a module's main function, and what could not be found out."""
+    """The reports of a module's main function."""
 
     function: str
     values: tuple[ValueReport, ...]
-    caveat: str = ""
+    propagated_by: tuple[str, ...] = ()  # the passes whose steps the stories cite
 
 
 def explain_module(text: str, filename: str) -> Explanation:
     """Reports for every value of the main function of the module ``text`` (parsed and
     verified first: errors are :class:`ShardyRefError` with a location)."""
-    from shardy_ref.ir.diagnostics import ShardyRefError
-
-    try:
-        module, func, slots = _propagated(text, filename, edges=True)
-        caveat = ""
-    except ShardyRefError as e:
-        # upstream's edge recording fails on some data-flow ops (a while loop's
-        # ``sdy.data_flow_edge``, as sdy_opt does): explain with origins only
-        module, func, slots = _propagated(text, filename, edges=False)
-        caveat = f"no propagation steps: recording them fails here, as upstream ({e.message})"
-    constraints = _constraint_names(func)
+    module, func, slots, log, written = _propagated(text, filename)
     names = {s.value: s.name for s in slots if s.kind != "result"}
-    stories = {id(s): _stories(func, s, constraints, names) for s in slots}
+    stories = {id(s): _stories(func, s, log, names, written) for s in slots}
     shardings = {id(s): _sharding(func, s) for s in slots}
     _tag_ops(func)
     PassManager(_partitioning(), verify=_verifier()).run(module, PassContext())
@@ -125,7 +112,8 @@ def explain_module(text: str, filename: str) -> Explanation:
             s.name, s.aliases, s.kind, op.name if op is not None else "", str(s.value.type),
             shardings[id(s)], stories[id(s)], tuple(charged.get(_key(s), ())), _note(s),
             after if after != shardings[id(s)] else ""))
-    return Explanation(_func_name(func), tuple(reports), caveat)
+    passes = tuple(dict.fromkeys(step.phase.pass_name for step in log.steps)) if log else ()
+    return Explanation(_func_name(func), tuple(reports), passes)
 
 
 def _verifier():
@@ -133,17 +121,19 @@ def _verifier():
     return verify_module
 
 
-def _propagated(text: str, filename: str, edges: bool):
-    """The module parsed, verified and propagated with the debug options; its main
-    function and the values to report."""
+def _propagated(text: str, filename: str):
+    """The module parsed, verified and propagated; its main function, the values to
+    report, the propagator's provenance log, and the shardings the source wrote."""
     from shardy_ref.parser import parse_module
 
     module = parse_module(text, filename)
     _verifier()(module)
     func = main_function(module, filename)
     slots = _slots(func, text.splitlines())
-    PassManager(_propagation(edges), verify=_verifier()).run(module, PassContext())
-    return module, func, slots
+    written = written_shardings(func)
+    ctx = PassContext()
+    PassManager(propagation_passes(), verify=_verifier()).run(module, ctx)
+    return module, func, slots, ctx.provenance, written
 
 
 def main_function(module, filename: str) -> Operation:
@@ -220,26 +210,24 @@ def find_value(reports, name: str) -> list[ValueReport]:
 
 # -- passes ------------------------------------------------------------------------------
 
-def _propagation(edges: bool) -> list:
+def propagation_passes() -> list:
     """``sdy-propagation-pipeline`` (without call-graph dedup) up to sinking the data-flow
-    edges, with the debug options on (``edges``: propagation edges too)."""
-    debug, sink = (_DEBUG, _SINK) if edges else (_DEBUG.split()[0], _SINK.split()[0])
+    edges."""
     pipeline = passes(
         ("sdy-import-pipeline", "dedup-functions-fully=false"), "sdy-flatten-call-graph",
-        "symbol-dce", "sdy-import-func-calls", "symbol-dce",
-        ("sdy-apply-sharding-constraints", debug), "sdy-sharding-group-import",
-        "sdy-pre-order-funcs",
-        ("sdy-user-priority-propagate", f"keep-sharding-rules=true {debug}"),
+        "symbol-dce", "sdy-import-func-calls", "symbol-dce", "sdy-apply-sharding-constraints",
+        "sdy-sharding-group-import", "sdy-pre-order-funcs",
+        ("sdy-user-priority-propagate", "keep-sharding-rules=true"),
         "sdy-export-named-computations", "sdy-propagate-to-func-results",
         "sdy-unflatten-call-graph", "symbol-dce", "sdy-insert-func-call-reshards")
     pipeline.append(nested("func.func", "sdy-constant-or-scalar-merger",
-                           ("sdy-sink-data-flow-edges", sink)))
+                           "sdy-sink-data-flow-edges"))
     return pipeline
 
 
 def _partitioning() -> list:
     """The rest of the export pipeline, then the per-device path down to collectives."""
-    pipeline = passes("sdy-remove-propagation-debug-info", "sdy-remove-sharding-groups")
+    pipeline = passes("sdy-remove-sharding-groups")
     pipeline.append(nested("func.func", "sdy-sharding-constraint-to-reshard"))
     pipeline += passes("sdy-update-non-divisible-input-output-shardings",
                        "sdy-remove-sub-axes-in-input-output-shardings", "sdy-close-shardings",
@@ -267,140 +255,180 @@ def _final_sharding(func: Operation, slot: _Slot) -> TensorSharding | None:
         else get_sharding(slot.value)
 
 
-def _constraint_names(func: Operation) -> dict[str, Operation]:
-    """``constraint_0`` -> the op that carries it (after propagation)."""
-    out = {}
-    for op in func.walk():
-        name = op.attributes.get(ORIGIN_NAME)
-        if isinstance(name, StringAttr):
-            out[name.value] = op
-    return out
-
-
-def _origins_of(func: Operation, slot: _Slot) -> dict[str, str]:
-    """``sdy.sharding_origins`` of the value: axis name -> origin string."""
-    if slot.kind == "argument":
-        attr = get_arg_attr(func, slot.index, ORIGINS)
-    elif slot.kind == "result":
-        attr = get_result_attr(func, slot.index, ORIGINS)
-    else:
-        attr = slot.value.op.attributes.get(ORIGINS)
-        if isinstance(attr, ArrayAttr):
-            attr = attr.value[slot.index] if slot.index < len(attr.value) else None
-    if not isinstance(attr, DictionaryAttr):
-        return {}
-    return {k: v.value if isinstance(v, StringAttr) else str(v) for k, v in attr.value}
-
-
-def _stories(func: Operation, slot: _Slot, constraints,
-             names: dict[Value, str]) -> tuple[AxisStory, ...]:
+def _stories(func: Operation, slot: _Slot, log: ProvenanceLog | None,
+             names: dict[Value, str], written: dict) -> tuple[AxisStory, ...]:
+    """Each axis of the value's sharding, followed back through the propagator's log to
+    the sharding that had it before propagation."""
     sharding = _final_sharding(func, slot)
     if sharding is None:
         return ()
-    origins = _origins_of(func, slot)
-    moves = _moves(func, slot, names)
+    key = FuncResult(func, slot.index) if slot.kind == "result" else slot.value
     out = []
     for dim, d in enumerate(sharding.dim_shardings):
         for axis in d.axes:
-            key = axis.params().replace('"', "")
-            origin = origins.get(key) or origins.get(axis.name)
-            out.append(AxisStory(axis.params(), dim, _origin_sentence(origin, slot, constraints),
-                                 tuple(moves.get(key, ()))))
+            story = axis_story(log, key, dim, axis) if log is not None \
+                else provenance.AxisStory((), key, dim, axis)
+            out.append(AxisStory(axis.params(), dim,
+                                 _origin_sentence(story, func, names, written),
+                                 tuple(_move_sentence(m, func, names)
+                                       for m in reversed(story.moves))))
     return tuple(out)
 
 
-def _origin_sentence(origin: str | None, slot: _Slot, constraints) -> str:
-    """Upstream's origin string as a sentence."""
-    if origin is None:
-        return "no origin recorded (set before propagation, e.g. on an op)"
-    if origin == "self":
-        if slot.kind == "argument":
-            return f"user input: the sharding given on arg {slot.index}"
-        if slot.kind == "result":
-            return f"user output: the sharding given on result {slot.index}"
-        return "this op's own user sharding (a sharding constraint or manual computation)"
-    m = re.fullmatch(r"(input|output): (\d+)", origin)
-    if m:
-        kind = "input" if m.group(1) == "input" else "output"
-        what = "arg" if kind == "input" else "result"
-        return f"user {kind}: the sharding given on {what} {m.group(2)} ({origin})"
-    m = re.fullmatch(r"constraint_(\d+)", origin)
-    if m:
-        op = constraints.get(origin)
-        where = f" at {op.location}" if op is not None and op.location.is_known else ""
-        return f"a sharding constraint ({origin}{where})"
-    m = re.fullmatch(r"mc_(\d+)_(input|output): (\d+)", origin)
-    if m:
-        side = "in_shardings" if m.group(2) == "input" else "out_shardings"
-        return f"the {side}[{m.group(3)}] of manual computation {m.group(1)} ({origin})"
-    return origin
-
-
-# -- propagation edges -------------------------------------------------------------------
-
-def _moves(func: Operation, slot: _Slot, names: dict[Value, str]) -> dict[str, list[str]]:
-    """Axis name -> sentences for the propagation steps that moved it into the value:
-    edges on its defining op targeting it, on its users targeting it as an operand, and on
-    the function's argument/result attributes."""
-    out: dict[str, list[str]] = {}
-    for op, attr, targets_it in _edge_sources(func, slot):
-        for step in getattr(attr, "value", ()):
-            for entry in step.axis_entries:
-                if not any(targets_it(t) for t in entry.targets):
-                    continue
-                key = entry.axis_name.params().replace('"', "")
-                out.setdefault(key, []).append(
-                    f"step {step.step_index}: {_where(op, names)} moved it here from "
-                    f"{_ref(op, entry.source, names)}")
+def written_shardings(func: Operation) -> dict:
+    """The shardings as the source writes them, before any pass: by :func:`_written_key`
+    of every argument, op result and function result of ``func``."""
+    out = {}
+    for i, arg in enumerate(func.regions[0].blocks[0].args):
+        out[id(arg)] = get_sharding(arg)
+    for i in range(len(func.regions[0].blocks[0].terminator.operands)):
+        out[_written_key(FuncResult(func, i))] = get_func_result_sharding(func, i)
+    for op in func.walk():
+        for r in op.results:
+            out[id(r)] = get_sharding(r)
     return out
 
 
-def _edge_sources(func: Operation, slot: _Slot):
-    """``(op or None for the function, propagation_edges attr, target predicate)``."""
-    v = slot.value
-    if slot.kind == "argument":
-        for use in list(v.uses):
-            yield from _user_edges(use.owner, v)
-        return
-    if slot.kind == "result":
-        attr = get_result_attr(func, slot.index, EDGES)
-        if attr is not None:
-            yield None, attr, lambda t: t.type == "result"
-        return
-    op = v.op
-    if EDGES in op.attributes:
-        yield op, op.attributes[EDGES], lambda t: t.type == "result" and t.index == slot.index
-    for use in list(v.uses):
-        yield from _user_edges(use.owner, v)
+def _written_key(key):
+    return ("result", id(key.func), key.index) if isinstance(key, FuncResult) else id(key)
 
 
-def _user_edges(user: Operation, v: Value):
-    attr = user.attributes.get(EDGES)
-    if attr is None:
-        return
-    indices = {i for i, o in enumerate(user.operands) if o is v}
-    yield user, attr, lambda t: t.type == "operand" and t.index in indices
+def _origin_sentence(story: provenance.AxisStory, func: Operation,
+                     names: dict[Value, str], written: dict) -> str:
+    """Where the axis was before propagation, as a sentence: a sharding the source writes,
+    or one an import pass gave the value from a constraint or manual computation."""
+    key = story.origin
+    if key is None:
+        first = story.moves[-1].step
+        return (f"step {first.index}: no tensor of {_where(first.op, func, names)} had it "
+                "before; the strategy chose it")
+    if provenance.has_axis(provenance.dim_axes(written.get(_written_key(key)), story.origin_dim),
+                           story.origin_axis):
+        return _written_origin(key, func, names)
+    user = _applying_user(key, story)
+    if user is not None and user.name == "sdy.sharding_constraint":
+        return (f"the sharding constraint {_where(user, func, names)} on this value "
+                "(sdy-apply-sharding-constraints gave it the constraint's sharding)")
+    if user is not None:
+        index = next(i for i, o in enumerate(user.operands) if o is key)
+        return (f"in_shardings[{index}] of the manual computation {_where(user, func, names)} "
+                "(sdy-apply-sharding-constraints gave it to this operand)")
+    return "an import pass, before propagation (the source does not write it here)"
 
 
-def _where(op: Operation | None, names: dict[Value, str]) -> str:
+def _written_origin(key, func: Operation, names: dict[Value, str]) -> str:
+    if isinstance(key, FuncResult):
+        return f"user output: the sharding given on result {key.index}"
+    if isinstance(key, BlockArgument):
+        owner = key.block.parent_op
+        if owner is func:
+            return f"user input: the sharding given on arg {key.index}"
+        return f"the sharding of block argument {key.index} of {_where(owner, func, names)}"
+    op = key.op
+    if op.name == "sdy.sharding_constraint":
+        return f"the sharding constraint {_where(op, func, names)}"
+    if op.name == "sdy.manual_computation":
+        return f"out_shardings[{key.index}] of the manual computation {_where(op, func, names)}"
+    return f"the sharding the source gives {_where(op, func, names)}"
+
+
+def _applying_user(key, story: provenance.AxisStory) -> Operation | None:
+    """A sharding constraint or manual computation using ``key`` whose sharding for it has
+    the axis: what ``sdy-apply-sharding-constraints`` copies onto its operand."""
+    if isinstance(key, FuncResult):
+        return None
+    for use in key.uses:
+        user = use.owner
+        if user.name == "sdy.sharding_constraint":
+            sharding = user.attributes.get("sharding")
+        elif user.name == "sdy.manual_computation":
+            per_value = user.attributes.get("in_shardings")
+            shardings = getattr(per_value, "shardings", ())
+            sharding = shardings[use.index] if use.index < len(shardings) else None
+        else:
+            continue
+        if isinstance(sharding, TensorSharding) and provenance.has_axis(
+                provenance.dim_axes(sharding, story.origin_dim), story.origin_axis):
+            return user
+    return None
+
+
+def _move_sentence(move: provenance.Move, func: Operation, names: dict[Value, str]) -> str:
+    """``step 4 (aggressive, user priority p0, op-priority round 3): stablehlo.dot_general %2
+    (f:10:8) moved it along factor k of ([i, k], [k, j])->([i, j]) from its operand 0 (%1)
+    to its operand 1 (arg2)``."""
+    step = move.step
+    head = f"step {step.index} ({step.phase.describe(with_pass=False)}): "
+    if step.kind == "priority":
+        return head + (f"its dimension of priority p{step.phase.user_priority} got its user "
+                       "sharding back (propagation kept it empty until this round)")
+    target = _tensor(step, move.key, func, names)
+    if step.kind == "group":
+        return head + (f"their sharding group moved it from "
+                       f"{_name(move.source, func, names) or 'a member'} to {target}")
+    if step.op is func:
+        source = _tensor(step, move.source, func, names)
+        return head + f"the function's return moved it from {source} to {target}"
+    factor = (f" along factor {factor_symbol(move.factor)} of {_mappings(step.rule)}"
+              if move.factor is not None else "")
+    if move.source_axis != move.axis:
+        factor = f" (its part {move.source_axis.params()}){factor}"
+    source = "no tensor that had it (the strategy chose it)" if move.source is None \
+        else _tensor(step, move.source, func, names)
+    return head + f"{_where(step.op, func, names)} moved it{factor} from {source} to {target}"
+
+
+def _mappings(rule) -> str:
+    """The rule's tensor mappings: ``([i, k], [k, j])->([i, j])``."""
+    return "({})->({})".format(", ".join(m.params() for m in rule.operand_mappings),
+                               ", ".join(m.params() for m in rule.result_mappings))
+
+
+def _tensor(step: provenance.Step, key, func: Operation, names: dict[Value, str]) -> str:
+    """``its operand 0 (%1)``: where ``key`` is among the step's tensors, and its name."""
+    if isinstance(key, FuncResult):
+        return f"result {key.index} of @{_func_name(key.func)}"
+    index = provenance.position(step, key)
+    name = _name(key, func, names)
+    named = f" ({name})" if name else ""
+    if step.op is func:
+        return f"the returned value{named}"
+    if step.op is None:  # a sharding group
+        return name or "a member"
+    if step.op.name in provenance.EDGE_OPS:  # sources -> the edge's owner
+        return f"source {index}{named}" if index < step.num_operands \
+            else f"the edge's value{named}"
+    if index < step.num_operands:
+        return f"its operand {index}{named}"
+    return f"its result {index - step.num_operands}{named}"
+
+
+def _name(key, func: Operation, names: dict[Value, str]) -> str:
+    """The value's name in the explained function; for values of other functions (callees
+    copied by call-graph flattening) their argument index and function."""
+    if isinstance(key, FuncResult):
+        return f"result{key.index}"
+    name = names.get(key)
+    if name is not None:
+        return name
+    if isinstance(key, BlockArgument):
+        owner = key.block.parent_op
+        if owner is not None and owner.name == "func.func":
+            return f"%arg{key.index} of @{_func_name(owner)}"
+        return f"block argument {key.index} of {owner.name}" if owner is not None else ""
+    return ""
+
+
+def _where(op: Operation | None, func: Operation, names: dict[Value, str]) -> str:
     """``stablehlo.negate %2 (file:7:8)``: an op by its name, result and location."""
-    if op is None:
+    if op is None or op is func:
         return "the function's return"
+    if op.name in provenance.EDGE_OPS:
+        return f"the data-flow edge ({op.location})" if op.location.is_known \
+            else "a data-flow edge"
     result = f" {names[op.results[0]]}" if op.results and op.results[0] in names else ""
     loc = f" ({op.location})" if op.location.is_known else ""
     return f"{op.name}{result}{loc}"
-
-
-def _ref(op: Operation | None, ref, names: dict[Value, str]) -> str:
-    """``operand-0`` of ``op`` as ``its operand 0 (arg0)``."""
-    if op is None:
-        return "the function result's user sharding" if ref.type == "result" \
-            else "the returned value"
-    values = op.operands if ref.type == "operand" else op.results
-    if ref.index >= len(values):
-        return f"its {ref.type} {ref.index}"
-    name = names.get(values[ref.index])
-    return f"its {ref.type} {ref.index}" + (f" ({name})" if name else "")
 
 
 # -- partitioning ------------------------------------------------------------------------

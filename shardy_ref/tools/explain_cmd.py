@@ -4,9 +4,10 @@ sharded as it is, and what partitioning does with it.
 For every value (function arguments, op results, function results), or the one ``--value``
 names (``%3``, ``arg0``, ``result0``, a source name such as ``%h``, or a ``loc("name")``):
 its sharding after ``sdy-propagation-pipeline``, where each axis came from (a user input or
-output sharding, a sharding constraint, and which op moved it at which propagation step),
-and the collectives partitioning inserts for it with the bytes each device sends
-(:mod:`shardy_ref.tools.explain`). Errors are ``file:line:col: error: message``, exit 1.
+output sharding, a sharding constraint, and which op moved it along which factor, at which
+step of which strategy and priority round), and the collectives partitioning inserts for
+it with the bytes each device sends (:mod:`shardy_ref.tools.explain`). Errors are
+``file:line:col: error: message``, exit 1.
 """
 from __future__ import annotations
 
@@ -52,9 +53,9 @@ def main(argv: list[str], stdout=None, stderr=None) -> int:
         if not reports:
             stderr.write(f"shardy-ref explain: no value named {args.value}\n")
             return 1
-    header = f"@{explanation.function}: after sdy-propagation-pipeline, then partitioned"
-    if explanation.caveat:
-        header += f"\nnote: {explanation.caveat}"
+    steps = (f" (steps by {', '.join(explanation.propagated_by)})"
+             if explanation.propagated_by else "")
+    header = f"@{explanation.function}: after sdy-propagation-pipeline{steps}, then partitioned"
     stdout.write("\n\n".join([header, *(render(r) for r in reports)]) + "\n")
     return 0
 
