@@ -1,5 +1,5 @@
-// Fully sharded data parallelism: the batch and the weight are both split over "data";
-// a sharding constraint keeps the activation batch-sharded.
+// Fully sharded data parallelism: the batch and the weight are both split over "data",
+// so each device stores a quarter of the weight and gathers the whole before using it.
 sdy.mesh @mesh = <["data"=4]>
 
 func.func @main(%x: tensor<8x4xi32> {sdy.sharding = #sdy.sharding<@mesh, [{"data"}, {}]>},

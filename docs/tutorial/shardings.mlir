@@ -8,7 +8,7 @@ func.func @main(
     %open: tensor<4x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"z", ?}]>},
     // "y" explicitly replicated: nothing may shard this tensor along "y"
     %replicated: tensor<4x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {?}], replicated={"y"}>},
-    // "y" of size 8 split as (1)2, (2)2, (4)2: only the middle sub-axis shards dim 1
+    // "y" of size 4 seen as two sub-axes "y":(1)2 and "y":(2)2: only the minor one shards dim 1
     %sub_axis: tensor<4x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y":(2)2}]>},
     // a partial sum along "z": each "z" group holds addends that still need summing
     %unreduced: tensor<4x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}], unreduced={"z"}>},
