@@ -129,16 +129,20 @@ def test_command_output_matches_the_doc(index, outputs):
 
 def test_a_changed_output_is_caught(outputs):
     step = STEPS[0]
-    mutated = dataclasses.replace(step, expected=(*step.expected[:-1], step.expected[-1] + " x"))
+    last = step.expected[-1]
+    mutated = dataclasses.replace(step, expected=(*step.expected[:-1], last + " x"))
     assert diff(step, outputs[0]) == ""
-    assert "+" in diff(mutated, outputs[0]) and diff(mutated, outputs[0]).count("-") >= 1
+    lines = diff(mutated, outputs[0]).splitlines()
+    assert f"-{last} x" in lines and f"+{last}" in lines
+    dropped = dataclasses.replace(step, expected=step.expected[:-1])
+    assert f"+{last}" in diff(dropped, outputs[0]).splitlines()
 
 
 def test_the_extractor_splits_commands_and_outputs():
     text = "x\n```console\n$ shardy-ref a\none\n\ntwo\n$ cat b\n```\n```sh\n$ no\n```\n"
     found = steps(text)
     assert [(s.command, s.expected, s.line) for s in found] == [
-        ("shardy-ref a", ("one", "", "two"), 3), ("cat b", (), 6)]
+        ("shardy-ref a", ("one", "", "two"), 3), ("cat b", (), 7)]
     assert text[found[0].span[0]:found[0].span[1]] == "one\n\ntwo\n"
     with pytest.raises(ValueError, match="not one of"):
         check_tools("rm -rf x")
