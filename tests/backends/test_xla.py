@@ -7,6 +7,7 @@ against their NumPy references, as in ``tests/execute/test_simulate_jax_programs
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import numpy as np
 import pytest
@@ -15,8 +16,11 @@ jax = pytest.importorskip("jax")
 
 from shardy_ref.backends import compile_on_xla, run_on_xla, xla_devices  # noqa: E402
 from shardy_ref.execute import InterpreterError, compile_spmd, run  # noqa: E402
+from shardy_ref.execute.inputs import random_arguments  # noqa: E402
 from shardy_ref.ir.verify import verify_module  # noqa: E402
 from shardy_ref.parser import parse_module, print_module  # noqa: E402
+from shardy_ref.tools.cli import main  # noqa: E402
+from tests.conftest import ROOT  # noqa: E402
 from tests.execute.test_simulate_jax_programs import (  # noqa: E402
     EXAMPLES,
     MANUAL_REFERENCE,
@@ -166,3 +170,25 @@ def test_partition_spec_needs_a_mesh():
 
     with pytest.raises(ValueError, match="pass mesh="):
         from_jax(lambda x: x, np.zeros(4, np.float32), in_shardings=(P("x"),))
+
+
+def test_readme_jax_example_runs(devices):
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+    (code,) = [b for b in blocks if "shardy_ref.frontends" in b]
+    exec(compile(code, "README.md", "exec"), {"__name__": "readme_example"})
+
+
+@pytest.mark.parametrize("command", ["run", "check"])
+def test_cli_backend_xla(command, capsys, tmp_path):
+    path = next(p for p in EXAMPLES if p.stem == "sim_int_sum_16")
+    out = tmp_path / "y.npz"
+    argv = [command, "--backend", "xla", "--quiet", str(path)]
+    assert main(argv + (["--out", str(out)] if command == "run" else [])) == 0
+    text = capsys.readouterr().out
+    if command == "check":
+        assert "OK: the partitioned program (run by XLA) computes the same results" in text
+        return
+    program = compile_spmd(path.read_text(), filename=str(path))
+    want = program.run(*random_arguments([a.type for a in program.args], 0))
+    with np.load(out) as got:
+        _assert_same([got["out0"], got["out1"]], want)
