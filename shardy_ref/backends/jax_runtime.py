@@ -52,6 +52,9 @@ def xla_devices(count: int, devices=None) -> list:
                                "were given")
         return found[:count]
     _ask_for_cpu_devices(jax, count)
+    if jax.process_count() > 1:
+        raise BackendError(None, "the xla backend runs on one host's devices; this is process "
+                           f"{jax.process_index()} of {jax.process_count()} (jax.distributed)")
     found = jax.devices()
     if len(found) < count:
         platform = found[0].platform if found else "cpu"

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -192,3 +194,25 @@ def test_cli_backend_xla(command, capsys, tmp_path):
     want = program.run(*random_arguments([a.type for a in program.args], 0))
     with np.load(out) as got:
         _assert_same([got["out0"], got["out1"]], want)
+
+
+_FEW_DEVICES = """
+import jax
+jax.config.update("jax_num_cpu_devices", 2)
+jax.devices()  # the backend starts with 2 devices
+from shardy_ref.backends import BackendError, run_on_xla
+try:
+    run_on_xla(open(r"{path}").read())
+except BackendError as e:
+    print(e.message)
+"""
+
+
+def test_too_few_devices_says_how_to_get_more():
+    """jax started with 2 CPU devices before we could ask for 8: the error says so and names
+    the flag to set (a fresh process: this one's jax has 64)."""
+    path = next(p for p in EXAMPLES if p.stem == "sim_mlp_col_row")
+    proc = subprocess.run([sys.executable, "-c", _FEW_DEVICES.format(path=path)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120, check=True)
+    assert proc.stdout.startswith("the program runs on 8 devices but jax has 2 cpu device(s)")
+    assert "--xla_force_host_platform_device_count=8" in proc.stdout
