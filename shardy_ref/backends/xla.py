@@ -38,7 +38,7 @@ class XlaProgram:
     program: object
     executable: object
     devices: tuple
-    text: str
+    text: str  # what XLA compiled: our per-device program, its entry's values manual
 
     def run(self, *arrays) -> tuple:
         """Run every device on its shards of the global NumPy ``arrays``; returns the global
@@ -82,14 +82,12 @@ def compile_on_xla(module, *, devices=None, function: str = "main",
     its per-device program with XLA for the mesh's devices (``devices``, default: jax's
     first ``N``). ``options`` go to :func:`~shardy_ref.execute.compile_spmd`."""
     from shardy_ref.execute import SpmdProgram, compile_spmd
-    from shardy_ref.parser import print_module
 
     program = module if isinstance(module, SpmdProgram) else \
         compile_spmd(module, function=function, **options)
     found = xla_devices(program.num_devices, devices)
-    text = print_module(program.per_device)
-    executable = _compile(text, found, program.function)
-    return XlaProgram(program, executable, tuple(found), text)
+    text = per_device_text(program, manual=len(found) > 1)
+    return XlaProgram(program, _compile(text, found), tuple(found), text)
 
 
 def run_on_xla(module, *arrays, devices=None, function: str = "main", **options) -> tuple:
@@ -99,11 +97,11 @@ def run_on_xla(module, *arrays, devices=None, function: str = "main", **options)
     return compile_on_xla(module, devices=devices, function=function, **options).run(*arrays)
 
 
-def _compile(text: str, devices: list, function: str):
+def _compile(text: str, devices: list):
     """XLA's executable of the per-device program ``text`` for ``devices`` (partition
-    ``i`` on ``devices[i]``), its values all manual so XLA does not partition it again."""
+    ``i`` on ``devices[i]``; its values all manual, so XLA does not partition it again)."""
     jax = require_jax("the xla backend")
-    from jax._src.lib import xla_client as xc
+    from jaxlib import xla_client as xc
 
     n = len(devices)
     options = xc.CompileOptions()
@@ -114,8 +112,6 @@ def _compile(text: str, devices: list, function: str):
     build.use_shardy_partitioner = False  # GSPMD keeps manual values as they are
     options.device_assignment = xc.DeviceAssignment.create(
         np.array([[d.id for d in devices]], dtype=np.int64))
-    if n > 1:
-        text = _all_manual(text, function)
     try:
         return devices[0].client.compile_and_load(text, xc.DeviceList(tuple(devices)),
                                                   options)
@@ -123,36 +119,20 @@ def _compile(text: str, devices: list, function: str):
         raise BackendError(None, f"XLA could not compile the per-device program: {e}") from e
 
 
-def _all_manual(text: str, function: str) -> str:
-    """``text`` with every argument and result of ``@function`` marked
-    ``mhlo.sharding = "{manual}"`` (through jaxlib's MLIR bindings, which parse our
-    printer's output as any MLIR text)."""
-    from jax._src.interpreters import mlir
-    from jax._src.lib.mlir import ir
+def per_device_text(program, manual: bool) -> str:
+    """Our per-device program as MLIR text for XLA; with ``manual``, every argument and
+    result of its entry function marked ``mhlo.sharding = "{manual}"`` (on a copy: the
+    program is not changed)."""
+    from shardy_ref.execute.interpreter import Interpreter
+    from shardy_ref.ir.builtin_attrs import StringAttr
+    from shardy_ref.ir.func_attrs import function_type, set_attrs
+    from shardy_ref.parser import print_module
 
-    with mlir.make_ir_context(), ir.Location.unknown():
-        module = ir.Module.parse(text)
-        manual = ir.StringAttr.get(MANUAL)
-        for op in module.body.operations:
-            if op.operation.name == "func.func" and \
-                    ir.StringAttr(op.attributes["sym_name"]).value == function:
-                signature = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
-                _mark(op, "arg_attrs", len(signature.inputs), manual)
-                _mark(op, "res_attrs", len(signature.results), manual)
-        return str(module)
-
-
-def _mark(op, key: str, count: int, manual) -> None:
-    """Add ``mhlo.sharding`` to each of ``count`` argument (or result) attribute dicts."""
-    from jax._src.lib.mlir import ir
-
-    old = ir.ArrayAttr(op.attributes[key]) if key in op.attributes else None
-    dicts = []
-    for i in range(count):
-        entries = {}
-        if old is not None:
-            attrs = ir.DictAttr(old[i])
-            entries = {attrs[j].name: attrs[j].attr for j in range(len(attrs))}
-        entries["mhlo.sharding"] = manual
-        dicts.append(ir.DictAttr.get(entries))
-    op.attributes[key] = ir.ArrayAttr.get(dicts)
+    if not manual:
+        return print_module(program.per_device)
+    module = program.per_device.clone()
+    func = Interpreter(module).entry_function(program.function)
+    signature = function_type(func)
+    for kind, count in (("arg", len(signature.inputs)), ("result", len(signature.results))):
+        set_attrs(func, kind, "mhlo.sharding", dict.fromkeys(range(count), StringAttr(MANUAL)))
+    return print_module(module)
