@@ -11,13 +11,18 @@ devices, it prints:
 - memory: peak bytes traced (``tracemalloc``, which sees NumPy's buffers) in the same two
   runs, as a ratio [<= 1.5];
 - speedup of the vectorized simulation over one interpreter per device (a thread per
-  device, collectives at a rendezvous: ``run_spmd(..., vectorize=False)``), for information.
+  device, collectives at a rendezvous: ``run_spmd(..., vectorize=False)``), for information;
+- xla-cpu: the same partitioned program compiled by XLA and run on as many CPU host devices
+  (``shardy_ref.backends.compile_on_xla``; inputs placed and results put back together
+  included, compiling not), and its largest error against the single-device run; ``-`` with
+  a note when jax (the ``jax`` extra) is absent.
 
     python benchmarks/simulate.py [--repeat N] [--skip-threads]
 """
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import sys
 import time
@@ -25,6 +30,7 @@ import tracemalloc
 from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as benchmarks/interpret.py
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # XLA's GSPMD deprecation warning
 
 import numpy as np
 
@@ -110,7 +116,13 @@ def peak_bytes(fn) -> int:
         tracemalloc.stop()
 
 
-def measure(name: str, text: str, devices: int, repeat: int, threads: bool) -> dict:
+def rel_error(got, want) -> float:
+    return max(float(np.abs(a - b).max() / max(1.0, float(np.abs(b).max())))
+               for a, b in zip(got, want, strict=True))
+
+
+def measure(name: str, text: str, devices: int, repeat: int, threads: bool,
+            xla: bool) -> dict:
     from shardy_ref.execute import compile_spmd, run, run_spmd, shard
 
     start = time.perf_counter()
@@ -124,10 +136,9 @@ def measure(name: str, text: str, devices: int, repeat: int, threads: bool) -> d
     args = inputs(program)
     single = run(module, *args)
     simulated = program.run(*args)
-    worst = max(float(np.abs(a - b).max() / max(1.0, float(np.abs(b).max())))
-                for a, b in zip(simulated, single, strict=True))
     row = {
-        "name": name, "devices": devices, "compile_s": compile_s, "rel_error": worst,
+        "name": name, "devices": devices, "compile_s": compile_s,
+        "rel_error": rel_error(simulated, single),
         "single_s": best(lambda: run(module, *args), repeat),
         "sim_s": best(lambda: program.run(*args), repeat),
         "single_mem": peak_bytes(lambda: run(module, *args)),
@@ -138,6 +149,12 @@ def measure(name: str, text: str, devices: int, repeat: int, threads: bool) -> d
         per_device = [[x[d] for x in shards] for d in range(devices)]
         row["threads_s"] = best(lambda: run_spmd(program.per_device, per_device,
                                                  vectorize=False), 1)
+    if xla:
+        from shardy_ref.backends import compile_on_xla
+
+        compiled = compile_on_xla(program)
+        row["xla_error"] = rel_error(compiled.run(*args), single)
+        row["xla_s"] = best(lambda: compiled.run(*args), repeat)
     return row
 
 
@@ -147,21 +164,26 @@ def main() -> int:
     parser.add_argument("--skip-threads", action="store_true",
                         help="do not time one interpreter per device (slow at 64)")
     opts = parser.parse_args()
+    xla = importlib.util.find_spec("jax") is not None
     print(f"{'program':<20}{'devices':>8}{'compile':>9}{'single':>9}{'simulated':>11}"
-          f"{'time ratio':>12}{'mem ratio':>11}{'vs threads':>12}{'rel err':>10}")
+          f"{'time ratio':>12}{'mem ratio':>11}{'vs threads':>12}{'rel err':>10}"
+          f"{'xla-cpu':>10}{'xla err':>10}")
     for devices in MESHES:
         for name, make in (("mlp", mlp_module), ("transformer_block", transformer_block_module)):
-            r = measure(name, make(devices), devices, opts.repeat, not opts.skip_threads)
+            r = measure(name, make(devices), devices, opts.repeat, not opts.skip_threads, xla)
             target = 1.3 if devices == 8 else 1.6
             ratio = r["sim_s"] / r["single_s"]
             mem = r["sim_mem"] / r["single_mem"]
             speedup = f"{r['threads_s'] / r['sim_s']:.1f}x" if "threads_s" in r else "-"
+            on_xla = f"{r['xla_s']:>9.3f}s{r['xla_error']:>10.1e}" if xla else f"{'-':>10}{'-':>10}"
             print(f"{name:<20}{devices:>8}{r['compile_s']:>8.2f}s{r['single_s']:>8.3f}s"
                   f"{r['sim_s']:>10.3f}s{ratio:>7.2f} [{'ok' if ratio <= target else 'MISS'}]"
                   f"{mem:>6.2f} [{'ok' if mem <= 1.5 else 'MISS'}]{speedup:>12}"
-                  f"{r['rel_error']:>10.1e}")
+                  f"{r['rel_error']:>10.1e}{on_xla}")
     print("time ratio: simulated / single-device (targets 1.3 at 8, 1.6 at 64 devices); "
           "mem ratio: peak traced bytes, simulated / single-device (target 1.5)")
+    print("xla-cpu: the same partitioned program run by XLA on as many CPU host devices" if xla
+          else "xla-cpu: skipped, jax is not installed (pip install -e '.[jax]')")
     return 0
 
 

@@ -124,6 +124,44 @@ class SpmdProgram:
                      for i, (spec, v) in enumerate(zip(self.results, outs, strict=True)))
 
     # -- inputs and outputs ----------------------------------------------------------------
+    def device_arguments(self, *arrays) -> list[list[np.ndarray]]:
+        """The local arguments of every device, ``[argument][device id]``: the shards of the
+        global ``arrays`` that :meth:`run` feeds its devices, for a runtime that runs the
+        per-device program itself (XLA, :mod:`shardy_ref.backends.xla`)."""
+        func = Interpreter(self.per_device).entry_function(self.function)
+        if len(arrays) != len(self.args):
+            raise InterpreterError(func.location, f"@{self.function} takes {len(self.args)} "
+                                   f"arguments, got {len(arrays)}")
+        layout = self.layout()
+        out = []
+        for i, (spec, local, a) in enumerate(zip(self.args, func.regions[0].blocks[0].args,
+                                                 arrays, strict=True)):
+            value = self._argument(i, spec, local.type, a, layout)
+            if isinstance(value, Token):
+                raise InterpreterError(func.location, f"argument {i} of @{self.function} is a "
+                                       "token, which only the simulator can pass")
+            data = value.data if value.batch else \
+                np.broadcast_to(value.data, layout.shape + value.data.shape)
+            out.append([np.ascontiguousarray(data[tuple(int(i) for i in np.unravel_index(
+                layout.position[d], layout.shape))]) for d in range(layout.ids.size)])
+        return out
+
+    def assemble_results(self, per_device) -> tuple:
+        """The global results from every device's local ones, ``per_device[result][device
+        id]`` (what :meth:`device_arguments`'s runtime returned): shards put back together,
+        padding removed, unreduced parts summed, replicated copies checked equal, as
+        :meth:`run` does."""
+        func = Interpreter(self.per_device).entry_function(self.function)
+        types = func.attributes["function_type"].value.results
+        layout = self.layout()
+        out = []
+        for i, (spec, t, values) in enumerate(zip(self.results, types, per_device,
+                                                  strict=True)):
+            stacked = np.stack([np.asarray(values[int(d)]) for d in layout.ids.reshape(-1)])
+            data = stacked.reshape(layout.shape + stacked.shape[1:])
+            out.append(self._result(i, spec, Tensor(t, data, layout.ndim), layout))
+        return tuple(out)
+
     def _argument(self, index: int, spec: IoSpec, local_type, array, layout: ProcessLayout):
         whole = argument_tensor(self.function, index, spec.type, array)
         if not isinstance(whole, Tensor) or (not spec.varying(self.mesh) and

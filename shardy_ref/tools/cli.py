@@ -3,6 +3,7 @@
     shardy-ref print FILE     parse FILE and print it back as upstream's printer would
     shardy-ref run FILE       propagate, partition and run FILE on every device of its mesh
     shardy-ref check FILE     run FILE partitioned and on one device; compare the results
+    shardy-ref run|check --backend xla FILE   the partitioned program run by XLA (jax extra)
     shardy-ref fuzz           check Shardy's invariants on random sharded programs
     shardy-ref diff --tool CMD --pipeline PASSES   random programs through ours and CMD
     shardy-ref show FILE [--value NAME] [--svg OUT]   draw meshes and who holds which block

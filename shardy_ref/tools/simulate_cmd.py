@@ -2,15 +2,18 @@
 
 ``run`` propagates and partitions a module for its mesh, runs every device at once and
 writes the global results (``--out Y.npz``: ``out0, out1, ...``; else a summary on
-stdout); ``--single-device`` runs the unpartitioned program instead. ``check`` runs both
-and compares them output by output, printing the largest absolute and relative error and
-the devices holding a wrong element; it exits 1 on a mismatch. Inputs come from
+stdout); ``--single-device`` runs the unpartitioned program instead. ``--backend xla``
+hands the per-device program to XLA (through jax, the ``jax`` extra) and runs it on jax's
+devices instead of our NumPy simulator. ``check`` runs the partitioned program and the
+single-device one and compares them output by output, printing the largest absolute and
+relative error and the devices holding a wrong element; it exits 1 on a mismatch. Inputs come from
 ``--inputs X.npz`` (``arg0, arg1, ...``: the entry function's arguments, global shapes, in
 order) or are seeded random ones. Errors are ``file:line:col: error: message``, exit 1.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import threading
 import time
@@ -18,9 +21,11 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from shardy_ref.backends.jax_runtime import BackendError
 from shardy_ref.ir.diagnostics import ShardyRefError
 
 COMMANDS = ("run", "check")
+BACKENDS = ("numpy", "xla")
 
 
 class CommandError(Exception):
@@ -45,6 +50,9 @@ def _parser(command: str) -> argparse.ArgumentParser:
     p.add_argument("--no-halo-exchange", action="store_true",
                    help="replicate instead of exchanging halos for permutation factors")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p.add_argument("--backend", choices=BACKENDS, default="numpy", help="who runs the "
+                   "per-device program: our NumPy simulator (numpy, the default) or XLA on "
+                   "jax's devices (xla; needs the jax extra)")
     if command == "run":
         p.add_argument("--out", metavar="Y.npz", help="write the results out0, out1, ...")
         p.add_argument("--single-device", action="store_true",
@@ -70,6 +78,9 @@ def main(command: str, argv: list[str]) -> int:
         text, filename = read_module_file(opts.module)
         return (run_command if command == "run" else check_command)(opts, text, filename,
                                                                     progress)
+    except BackendError as e:
+        sys.stderr.write(f"shardy-ref {command}: error: {e.message}\n")
+        return 1
     except ShardyRefError as e:
         sys.stderr.write(f"{e}\n")
         return 1
@@ -97,6 +108,8 @@ def read_module_file(path: str) -> tuple[str, str]:
 
 # -- the two commands -----------------------------------------------------------------------
 def run_command(opts, text: str, filename: str, progress) -> int:
+    if opts.single_device and opts.backend != "numpy":
+        raise CommandError("--single-device runs our interpreter; it takes no --backend")
     if opts.single_device:
         from shardy_ref.execute import run
 
@@ -107,8 +120,7 @@ def run_command(opts, text: str, filename: str, progress) -> int:
     else:
         program = _compile(opts, text, filename, progress)
         arrays = _inputs(opts, [a.type for a in program.args])
-        with progress.phase(f"running {program.num_devices} devices"):
-            results = program.run(*arrays, memory_budget=opts.memory_budget)
+        results = _run_partitioned(opts, program, arrays, progress)
     _write_results(opts.out, results)
     return 0
 
@@ -120,8 +132,7 @@ def check_command(opts, text: str, filename: str, progress) -> int:
     arrays = _inputs(opts, [a.type for a in program.args])
     with progress.phase("running on one device"):
         want = run(_parsed(text, filename), *arrays, function=opts.function)
-    with progress.phase(f"running {program.num_devices} devices"):
-        got = program.run(*arrays, memory_budget=opts.memory_budget)
+    got = _run_partitioned(opts, program, arrays, progress)
     progress.stop()
     ok = True
     print(describe(program, filename))
@@ -134,9 +145,26 @@ def check_command(opts, text: str, filename: str, progress) -> int:
             _format_devices(wrong_devices(program, i, g, w, opts.rtol, opts.atol))
         print(f"  out{i}: {line}{bad}")
         ok &= same
-    print("OK: the partitioned program computes the same results" if ok else
-          "MISMATCH: the partitioned program differs from the single-device run")
+    who = " (run by XLA)" if opts.backend == "xla" else ""
+    print(f"OK: the partitioned program{who} computes the same results" if ok else
+          f"MISMATCH: the partitioned program{who} differs from the single-device run")
     return 0 if ok else 1
+
+
+def _run_partitioned(opts, program, arrays: list, progress) -> tuple:
+    """The global results of ``program`` on ``arrays``, run by the chosen backend."""
+    if opts.backend == "xla":
+        # XLA warns on stderr that GSPMD, which keeps our all-manual program as it is, is
+        # deprecated: not news to the user (set TF_CPP_MIN_LOG_LEVEL=0 to see it)
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        from shardy_ref.backends import compile_on_xla
+
+        with progress.phase(f"compiling for {program.num_devices} devices with XLA"):
+            compiled = compile_on_xla(program)
+        with progress.phase(f"running {program.num_devices} devices on XLA"):
+            return compiled.run(*arrays)
+    with progress.phase(f"running {program.num_devices} devices"):
+        return program.run(*arrays, memory_budget=opts.memory_budget)
 
 
 _COLLECTIVES = ("all_gather", "all_reduce", "all_to_all", "collective_permute",
