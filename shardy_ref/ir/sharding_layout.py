@@ -78,14 +78,28 @@ class Layout:
     def ranges_of(self, index: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
         return block_ranges(self.shape, self.local_shape, index)
 
-    def unused_axes(self) -> tuple[str, ...]:
-        """Mesh axes (whole or in part) that cut no dimension: the ones each block is
-        replicated along."""
-        used: dict[str, int] = {}
-        for d in dim_axes(self.sharding, self.mesh, len(self.shape)):
-            for ref in d:
-                used[ref.name] = used.get(ref.name, 1) * ref.size(self.mesh)
-        return tuple(a.name for a in self.mesh.axes if used.get(a.name, 1) < a.size)
+    def unused_axes(self, also_used=()) -> tuple[AxisRef, ...]:
+        """The mesh axes, or the parts of them (sub-axes), that cut no dimension (nor are
+        among ``also_used``): the ones each block is replicated along, in mesh order."""
+        used = [r for d in dim_axes(self.sharding, self.mesh, len(self.shape)) for r in d]
+        return tuple(piece for axis in self.mesh.axes
+                     for piece in _gaps(axis.name, axis.size, [*used, *also_used], self.mesh))
+
+
+def _gaps(name: str, size: int, refs, mesh: Mesh) -> list[AxisRef]:
+    """The parts of axis ``name`` (of ``size``) that none of ``refs`` covers, major to
+    minor: the whole axis if none names it, else sub-axes ``"x":(m)k`` between the used
+    ranges ``[pre-size, pre-size * size)``."""
+    spans = sorted((r.sub_axis_info.pre_size, r.sub_axis_info.pre_size * r.size(mesh))
+                   if r.is_sub_axis else (1, size) for r in refs if r.name == name)
+    if not spans:
+        return [AxisRef(name)]
+    out, at = [], 1
+    for start, stop in [*spans, (size, size)]:
+        if start > at:
+            out.append(AxisRef.sub(name, at, start // at))
+        at = max(at, stop)
+    return out
 
 
 def dim_axes(sharding: TensorSharding, mesh: Mesh, rank: int) -> list[tuple[AxisRef, ...]]:

@@ -396,10 +396,9 @@ def _replication_lines(lay: Layout) -> list[str]:
     if s.unreduced_axes:
         out.append(f"unreduced along {_axis_list(s.unreduced_axes)}: devices along them "
                    f"hold partial values still to be combined by {s.reduction_op.name.lower()}")
-    free = [a for a in lay.unused_axes()
-            if not any(r.name == a for r in (*s.replicated_axes, *s.unreduced_axes))]
+    free = lay.unused_axes(also_used=(*s.replicated_axes, *s.unreduced_axes))
     if free:
-        out.append("replicated along " + ", ".join(f'"{a}"' for a in free)
+        out.append("replicated along " + ", ".join(a.params() for a in free)
                    + " (axes no dimension uses)")
     return out
 

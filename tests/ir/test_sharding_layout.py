@@ -26,7 +26,7 @@ def test_one_sharded_dim_is_replicated_along_the_other_axis():
     assert lay.counts == (4, 1) and lay.local_shape == (2, 3) and lay.replication == 2
     assert lay.holders() == {(0, 0): [0, 1], (1, 0): [2, 3], (2, 0): [4, 5], (3, 0): [6, 7]}
     assert lay.blocks[5].ranges == ((4, 6), (0, 3))
-    assert lay.unused_axes() == ("y",)
+    assert lay.unused_axes() == (AxisRef("y"),)
 
 
 def test_axes_order_within_a_dimension_is_major_to_minor():
@@ -42,7 +42,16 @@ def test_sub_axes_split_an_axis_major_and_minor():
     # x = 2 * major + minor: "x":(1)2 is the major half, "x":(2)2 the minor one
     assert {b.device: b.index for b in lay.blocks if b.coords[1] == 0} == {
         0: (0, 0), 2: (0, 1), 4: (1, 0), 6: (1, 1)}
-    assert lay.replication == 2 and lay.unused_axes() == ("y",)
+    assert lay.replication == 2 and lay.unused_axes() == (AxisRef("y"),)
+
+
+def test_the_unused_part_of_a_split_axis_is_a_sub_axis():
+    mesh = Mesh((MeshAxis("x", 2), MeshAxis("y", 8), MeshAxis("z", 2)))
+    lay = layout((8, 8), _sharding([AxisRef("x")], [AxisRef.sub("y", 2, 2)], mesh=mesh), mesh)
+    # "y" = [(1)2, (2)2, (4)2]: only the middle part shards dim 1
+    assert lay.unused_axes() == (AxisRef.sub("y", 1, 2), AxisRef.sub("y", 4, 2), AxisRef("z"))
+    assert lay.unused_axes(also_used=[AxisRef.sub("y", 4, 2)]) == (
+        AxisRef.sub("y", 1, 2), AxisRef("z"))
 
 
 def test_non_divisible_dimension_pads_the_last_blocks():
@@ -73,7 +82,8 @@ def test_unreduced_and_replicated_axes_shard_nothing():
     lay = layout((4,), _sharding([], replicated=[AxisRef("y")], unreduced=[AxisRef("x")]),
                  MESH)
     assert lay.num_blocks == 1 and lay.replication == 8
-    assert set(lay.unused_axes()) == {"x", "y"}
+    assert lay.unused_axes() == (AxisRef("x"), AxisRef("y"))
+    assert lay.unused_axes(also_used=[AxisRef("y"), AxisRef("x")]) == ()
 
 
 @st.composite
@@ -100,6 +110,8 @@ def test_blocks_tile_the_padded_tensor_replication_times(case):
     assert (cover == lay.replication).all()
     assert len(lay.blocks) == lay.num_blocks * lay.replication
     assert all(len(ids) == lay.replication for ids in lay.holders().values())
+    # each block is replicated along exactly the axes (and sub-axes) no dimension uses
+    assert lay.replication == int(np.prod([a.size(mesh) for a in lay.unused_axes()]))
 
 
 @settings(max_examples=examples(100))
