@@ -138,7 +138,10 @@ def test_mlp_axis_propagated_backwards_from_a_user_input():
         "operand 0 (%1) to its operand 1 (arg2)")
     assert [r.name for r in mlp.values] == ["arg0", "arg1", "arg2", "%0", "%cst", "%1", "%2",
                                             "%3", "result0"]
-    assert one(mlp, "%zero").sharding == ""
+    # the import splits the constant (a new sdy.constant per use) and the export merges the
+    # copies back: the report follows it by its location and shows the sharding it got
+    assert one(mlp, "%zero").sharding == '#sdy.sharding<@mesh, [{"data"}, {"model"}]>'
+    assert "stablehlo.maximum %1 (mlp.mlir:9:11) moved it" in one(mlp, "%zero").axes[0].moves[-1]
     assert [c.bytes_per_device for c in one(mlp, "result0").collectives] == [384]
 
 
@@ -237,3 +240,33 @@ def test_values_inside_a_manual_computation():
     lhs1 = one(cm, "%lhs1")
     assert lhs1.op == "stablehlo.collective_permute" and lhs1.collectives == ()
     assert lhs1.note.startswith('inside an sdy.manual_computation (manual axes {"i"})')
+
+
+CALL = """\
+sdy.mesh @mesh = <["x"=2]>
+func.func private @f(%a: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = stablehlo.negate %a : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+func.func @main(%x: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>})
+    -> tensor<8xf32> {
+  %0 = func.call @f(%x) : (tensor<8xf32>) -> tensor<8xf32>
+  %1 = stablehlo.abs %0 : tensor<8xf32>
+  return %1 : tensor<8xf32>
+}
+"""
+
+
+def test_a_call_result_is_followed_through_its_named_computation():
+    """Propagation sees the call as an ``sdy.named_computation`` (a new op), the export
+    makes it a call again: the report still finds the value and its story."""
+    call = explain_module(CALL, "call.mlir")
+    result = one(call, "%0")
+    assert result.op == "func.call"
+    assert result.sharding == '#sdy.sharding<@mesh, [{"x"}]>'
+    (x,) = result.axes
+    assert x.origin == "user input: the sharding given on arg 0"
+    assert "stablehlo.negate (call.mlir:3:8) moved it along factor i" in x.moves[1]
+    assert x.moves[-1].endswith("to the edge's value (%0)")
+    assert one(call, "%1").axes[0].moves[-1].endswith(
+        "from its operand 0 (%0) to its result 0 (%1)")

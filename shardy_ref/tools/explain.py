@@ -78,8 +78,9 @@ class _Slot:
     name: str
     kind: str
     index: int
-    value: Value
+    value: Value  # the value in the function as it is now (passes may replace its op)
     aliases: tuple[str, ...]
+    during_propagation: Value | None = None  # the value propagation saw, for its stories
 
 
 # -- entry point -------------------------------------------------------------------------
@@ -97,7 +98,8 @@ def explain_module(text: str, filename: str) -> Explanation:
     """Reports for every value of the main function of the module ``text`` (parsed and
     verified first: errors are :class:`ShardyRefError` with a location)."""
     module, func, slots, log, written = _propagated(text, filename)
-    names = {s.value: s.name for s in slots if s.kind != "result"}
+    names = {v: s.name for s in slots if s.kind != "result"
+             for v in (s.value, s.during_propagation)}
     stories = {id(s): _stories(func, s, log, names, written) for s in slots}
     shardings = {id(s): _sharding(func, s) for s in slots}
     _tag_ops(func)
@@ -133,7 +135,34 @@ def _propagated(text: str, filename: str):
     written = written_shardings(func)
     ctx = PassContext()
     PassManager(propagation_passes(), verify=_verifier()).run(module, ctx)
+    for slot, value in zip(slots, _follow(func, slots), strict=True):
+        slot.during_propagation = value
+        written.setdefault(id(value), written.get(id(slot.value)))
+    PassManager(export_passes(), verify=_verifier()).run(module, ctx)
+    for slot, value in zip(slots, _follow(func, slots), strict=True):
+        slot.value = value
     return module, func, slots, ctx.provenance, written
+
+
+def _follow(func: Operation, slots: list[_Slot]) -> list[Value]:
+    """Each slot's value in ``func`` now: its own, or, when a pass replaced its op (a
+    ``func.call`` becomes an ``sdy.named_computation`` during propagation and a call again
+    after), the result at the same index of the op with the same source location (one of
+    the same name if several), data-flow edges aside."""
+    by_location: dict[tuple[str, int], list[Value]] = {}
+    for op in func.walk():
+        if op.location.is_known and op.name not in provenance.EDGE_OPS:
+            for r in op.results:
+                by_location.setdefault((str(op.location), r.index), []).append(r)
+    out = []
+    for slot in slots:
+        value = slot.value
+        if slot.kind == "value" and value.op.parent is None:
+            found = by_location.get((str(value.op.location), value.index), [])
+            same = [v for v in found if v.op.name == value.op.name]
+            value = (same or found or [value])[0]
+        out.append(value)
+    return out
 
 
 def main_function(module, filename: str) -> Operation:
@@ -211,13 +240,18 @@ def find_value(reports, name: str) -> list[ValueReport]:
 # -- passes ------------------------------------------------------------------------------
 
 def propagation_passes() -> list:
-    """``sdy-propagation-pipeline`` (without call-graph dedup) up to sinking the data-flow
-    edges."""
-    pipeline = passes(
+    """``sdy-propagation-pipeline`` (without call-graph dedup) up to the end of
+    propagation."""
+    return passes(
         ("sdy-import-pipeline", "dedup-functions-fully=false"), "sdy-flatten-call-graph",
         "symbol-dce", "sdy-import-func-calls", "symbol-dce", "sdy-apply-sharding-constraints",
         "sdy-sharding-group-import", "sdy-pre-order-funcs",
-        ("sdy-user-priority-propagate", "keep-sharding-rules=true"),
+        ("sdy-user-priority-propagate", "keep-sharding-rules=true"))
+
+
+def export_passes() -> list:
+    """The rest of ``sdy-propagation-pipeline`` up to sinking the data-flow edges."""
+    pipeline = passes(
         "sdy-export-named-computations", "sdy-propagate-to-func-results",
         "sdy-unflatten-call-graph", "symbol-dce", "sdy-insert-func-call-reshards")
     pipeline.append(nested("func.func", "sdy-constant-or-scalar-merger",
@@ -262,7 +296,8 @@ def _stories(func: Operation, slot: _Slot, log: ProvenanceLog | None,
     sharding = _final_sharding(func, slot)
     if sharding is None:
         return ()
-    key = FuncResult(func, slot.index) if slot.kind == "result" else slot.value
+    key = FuncResult(func, slot.index) if slot.kind == "result" \
+        else slot.during_propagation or slot.value
     out = []
     for dim, d in enumerate(sharding.dim_shardings):
         for axis in d.axes:
