@@ -6,11 +6,17 @@ uses (:data:`shardy_ref.ORACLE_JAX_VERSION`). On CPU, jax makes one host device 
 told otherwise before its backend starts; :func:`xla_devices` asks for enough
 (``jax_num_cpu_devices``, the config twin of ``--xla_force_host_platform_device_count``)
 when the backend has not started yet, and says how to fix it when it has.
+
+With several processes (``jax.distributed.initialize``, one or more hosts) the devices are
+jax's global ones, the same share on every process (:func:`xla_devices`), and every
+process gets every device's results by :func:`gather_partitions`.
 """
 from __future__ import annotations
 
 import os
 import re
+
+import numpy as np
 
 from shardy_ref.ir.diagnostics import ShardyRefError
 
@@ -42,8 +48,10 @@ def require_jax(what: str):
 
 def xla_devices(count: int, devices=None) -> list:
     """``count`` devices to run a program on: the first of ``devices`` when given, else of
-    jax's default backend (its CPU host devices unless a GPU or TPU is present). A
-    :class:`BackendError` says how to get more when there are too few."""
+    jax's default backend (its CPU host devices unless a GPU or TPU is present). Under
+    ``jax.distributed`` they are global: ``count / P`` devices of each of the ``P``
+    processes, in process order (every process runs its share). A :class:`BackendError`
+    says how to get more when there are too few."""
     jax = require_jax("the xla backend")
     if devices is not None:
         found = list(devices)
@@ -51,10 +59,9 @@ def xla_devices(count: int, devices=None) -> list:
             raise BackendError(None, f"the program runs on {count} devices, {len(found)} "
                                "were given")
         return found[:count]
-    _ask_for_cpu_devices(jax, count)
+    _ask_for_cpu_devices(jax, count, _distributed_processes())
     if jax.process_count() > 1:
-        raise BackendError(None, "the xla backend runs on one host's devices; this is process "
-                           f"{jax.process_index()} of {jax.process_count()} (jax.distributed)")
+        return _share_of_every_process(jax, count)
     found = jax.devices()
     if len(found) < count:
         platform = found[0].platform if found else "cpu"
@@ -66,16 +73,99 @@ def xla_devices(count: int, devices=None) -> list:
     return list(found[:count])
 
 
-def _ask_for_cpu_devices(jax, count: int) -> None:
-    """Ask jax for ``max(count, CPU_DEVICES)`` host devices unless its backend has started
-    or the user already asked for at least ``count`` (by XLA_FLAGS or the config)."""
+def _share_of_every_process(jax, count: int) -> list:
+    """The first ``count / P`` devices (by id) of each of jax's ``P`` processes, process 0's
+    first: partition ``i`` runs on process ``i // (count / P)``."""
+    processes = jax.process_count()
+    share, rest = divmod(count, processes)
+    if rest:
+        raise BackendError(None, f"the program runs on {count} devices, which the "
+                           f"{processes} processes of jax.distributed cannot share evenly")
+    chosen = []
+    for process in range(processes):
+        local = sorted((d for d in jax.devices() if d.process_index == process),
+                       key=lambda d: d.id)
+        if len(local) < share:
+            raise BackendError(None, f"the program runs on {count} devices, {share} on each "
+                               f"of the {processes} processes of jax.distributed, but process "
+                               f"{process} has {len(local)}: call jax.config.update("
+                               f"'jax_num_cpu_devices', {share}) (or set XLA_FLAGS=--xla_force_"
+                               f"host_platform_device_count={share}) in every process before "
+                               "jax.distributed.initialize")
+        chosen += local[:share]
+    return chosen
+
+
+def _distributed_processes() -> int:
+    """How many processes ``jax.distributed.initialize`` joined this one with (1 when it
+    was not called), known before jax's backend starts."""
+    try:
+        from jax._src.distributed import global_state
+    except ImportError:  # another jax layout: the device count is the user's
+        return 1
+    return int(global_state.num_processes or 1) if global_state.client is not None else 1
+
+
+def _ask_for_cpu_devices(jax, count: int, processes: int = 1) -> None:
+    """Ask jax for ``max(count, CPU_DEVICES)`` host devices (split over the ``processes``
+    of jax.distributed) unless its backend has started or the user already asked for
+    enough (by XLA_FLAGS or the config)."""
     try:
         from jax._src.xla_bridge import backends_are_initialized
     except ImportError:  # another jax layout: leave the device count to the user
         return
     if backends_are_initialized():
         return
+    share = -(-count // processes)
     flag = _FLAG.search(os.environ.get("XLA_FLAGS", ""))
     configured = max(int(jax.config.jax_num_cpu_devices), int(flag.group(1)) if flag else 1)
-    if configured < count:
-        jax.config.update("jax_num_cpu_devices", max(count, CPU_DEVICES))
+    if configured < share:
+        jax.config.update("jax_num_cpu_devices", max(share, CPU_DEVICES // processes))
+
+
+def gather_partitions(jax, devices, local: list[dict[int, np.ndarray]]) -> list[list]:
+    """Every partition's results on every process, ``[result][partition]``, from this
+    process's ``local[result]`` (partition -> its value, for the partitions on this
+    process's ``devices``). The values travel as bytes (so jax's 32-bit default narrows no
+    dtype) in one ``process_allgather``: a row per process, a slot per partition it holds;
+    a result has the same shape and dtype on every device (the per-device program's type)."""
+    from jax.experimental.multihost_utils import process_allgather
+
+    owners = [[i for i, d in enumerate(devices) if d.process_index == p]
+              for p in range(jax.process_count())]
+    mine = owners[jax.process_index()]
+    if not mine:
+        raise BackendError(None, f"process {jax.process_index()} of jax.distributed holds "
+                           "none of the program's devices, so it cannot take part in the run")
+    templates = [values[mine[0]] for values in local]
+    slots = max(len(partitions) for partitions in owners)
+    row = np.concatenate([_bytes([values[i] for values in local]) for i in mine] +
+                         [np.zeros(sum(t.nbytes for t in templates) * (slots - len(mine)),
+                                   np.uint8)])
+    rows = process_allgather(row) if row.size else np.zeros((len(owners), 0), np.uint8)
+    out = [[None] * len(devices) for _ in local]
+    for partitions, gathered in zip(owners, rows, strict=True):
+        for partition, values in zip(partitions, _unpack(gathered, templates, len(partitions)),
+                                     strict=True):
+            for r, value in enumerate(values):
+                out[r][partition] = value
+    return out
+
+
+def _bytes(values: list[np.ndarray]) -> np.ndarray:
+    """One partition's results as one run of bytes."""
+    return np.concatenate([np.zeros(0, np.uint8)] + [
+        np.ascontiguousarray(v).reshape(-1).view(np.uint8) for v in values])
+
+
+def _unpack(row: np.ndarray, templates: list[np.ndarray], count: int) -> list[list]:
+    """The results of the first ``count`` partitions in a gathered ``row``, shaped like
+    ``templates``."""
+    out, offset = [], 0
+    for _ in range(count):
+        values = []
+        for t in templates:
+            values.append(row[offset:offset + t.nbytes].view(t.dtype).reshape(t.shape))
+            offset += t.nbytes
+        out.append(values)
+    return out

@@ -13,7 +13,10 @@ partitioner keeps the program as it is (no partitioning of XLA's own; the local 
 through unchanged, which :meth:`XlaProgram.parameter_shapes` lets tests check). Each
 device's local inputs are the shards the simulator would give it
 (:meth:`SpmdProgram.device_arguments`) and the global results are put back together by the
-simulator's code (:meth:`SpmdProgram.assemble_results`).
+simulator's code (:meth:`SpmdProgram.assemble_results`). Under ``jax.distributed`` (several
+processes, one or more hosts) the devices are global, each process places its own devices'
+shards, and the results of all devices are gathered to every process before they are put
+together.
 
 jax is the optional ``jax`` extra; without it the error names the extra.
 """
@@ -24,7 +27,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from shardy_ref.backends.jax_runtime import BackendError, require_jax, xla_devices
+from shardy_ref.backends.jax_runtime import (
+    BackendError,
+    gather_partitions,
+    require_jax,
+    xla_devices,
+)
 
 MANUAL = "{manual}"
 
@@ -42,25 +50,36 @@ class XlaProgram:
 
     def run(self, *arrays) -> tuple:
         """Run every device on its shards of the global NumPy ``arrays``; returns the global
-        results as NumPy arrays, as ``SpmdProgram.run`` does."""
+        results as NumPy arrays, as ``SpmdProgram.run`` does. Under ``jax.distributed`` every
+        process calls this with the same ``arrays``: it places the shards of its own devices
+        only, and gets every device's results from the other processes to put the global
+        ones together."""
         jax = require_jax("the xla backend")
+        partition = {d.id: i for i, d in enumerate(self.devices)}
         inputs = [self._place(jax, per_device)
                   for per_device in self.program.device_arguments(*arrays)]
         try:
             results = self.executable.execute_sharded(inputs)
             outputs = results.disassemble_into_single_device_arrays()
-            local = [[np.asarray(a) for a in per_device] for per_device in outputs]
+            local = [{partition[_device(a).id]: np.asarray(a) for a in per_device}
+                     for per_device in outputs]
         except jax.errors.JaxRuntimeError as e:
             raise BackendError(None, f"XLA could not run the per-device program: {e}") from e
-        return self.program.assemble_results(local)
+        if jax.process_count() > 1:
+            return self.program.assemble_results(gather_partitions(jax, self.devices, local))
+        return self.program.assemble_results([[values[i] for i in range(len(self.devices))]
+                                              for values in local])
 
     def _place(self, jax, per_device: list[np.ndarray]):
-        """One argument as a jax array whose shard on device ``i`` is ``per_device[i]``.
-        Its sharding says replicated: the executable reads each device's buffer as that
-        device's local value, which is what the per-device program wants."""
+        """One argument as a jax array whose shard on device ``i`` is ``per_device[i]``
+        (only this process's devices get theirs). Its sharding says replicated: the
+        executable reads each device's buffer as that device's local value, which is what
+        the per-device program wants."""
         from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-        buffers = [jax.device_put(a, d) for a, d in zip(per_device, self.devices, strict=True)]
+        here = jax.process_index()
+        buffers = [jax.device_put(a, d) for a, d in zip(per_device, self.devices, strict=True)
+                   if d.process_index == here]
         mesh = Mesh(np.array(self.devices, dtype=object), ("devices",))
         return jax.make_array_from_single_device_arrays(
             per_device[0].shape, NamedSharding(mesh, PartitionSpec()), buffers)
@@ -73,6 +92,12 @@ class XlaProgram:
         params = found.group(1) if found else ""
         return [tuple(int(d) for d in dims.split(",") if d)
                 for dims in re.findall(r"\w+\[([\d,]*)\]", params)]
+
+
+def _device(array):
+    """The one device of a single-device jax array."""
+    (device,) = array.devices()
+    return device
 
 
 def compile_on_xla(module, *, devices=None, function: str = "main",
