@@ -4,8 +4,13 @@ GPUs, TPUs). ``import shardy_ref.backends`` does not import jax; its functions d
 which extra to install when it is absent."""
 from __future__ import annotations
 
-from shardy_ref.backends.jax_runtime import BackendError, MissingExtraError, xla_devices
+from shardy_ref.backends.jax_runtime import (
+    BackendError,
+    MissingExtraError,
+    join_processes,
+    xla_devices,
+)
 from shardy_ref.backends.xla import XlaProgram, compile_on_xla, run_on_xla
 
-__all__ = ["BackendError", "MissingExtraError", "XlaProgram", "compile_on_xla", "run_on_xla",
-           "xla_devices"]
+__all__ = ["BackendError", "MissingExtraError", "XlaProgram", "compile_on_xla",
+           "join_processes", "run_on_xla", "xla_devices"]

@@ -46,6 +46,32 @@ def require_jax(what: str):
     return jax
 
 
+def join_processes(processes: int, process_id: int, coordinator: str | None = None) -> None:
+    """Join ``processes`` processes (on one or more hosts) as ``process_id`` by
+    ``jax.distributed.initialize`` at ``coordinator`` (``host:port``, process 0's host; by
+    default jax's ``JAX_COORDINATOR_ADDRESS``), CPU collectives across processes by gloo.
+    It must come before jax's backend starts; then :func:`run_on_xla
+    <shardy_ref.backends.run_on_xla>` runs on the devices of all processes."""
+    jax = require_jax("running on several processes")
+    try:
+        from jax._src.xla_bridge import backends_are_initialized
+    except ImportError:  # another jax layout: initialize says it when it is too late
+        backends_are_initialized = bool
+    if backends_are_initialized():
+        raise BackendError(None, "jax started its backend before this process could join "
+                           "the others: join them before jax first runs anything")
+    try:
+        jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    except (AttributeError, ValueError) as e:
+        raise BackendError(None, f"this jax has no gloo CPU collectives: {e}") from e
+    try:
+        jax.distributed.initialize(coordinator, num_processes=processes,
+                                   process_id=process_id)
+    except (RuntimeError, ValueError) as e:  # JaxRuntimeError is a RuntimeError
+        raise BackendError(None, f"process {process_id} of {processes} could not join "
+                           f"the others at {coordinator}: {e}") from e
+
+
 def xla_devices(count: int, devices=None) -> list:
     """``count`` devices to run a program on: the first of ``devices`` when given, else of
     jax's default backend (its CPU host devices unless a GPU or TPU is present). Under
@@ -127,22 +153,22 @@ def gather_partitions(jax, devices, local: list[dict[int, np.ndarray]]) -> list[
     """Every partition's results on every process, ``[result][partition]``, from this
     process's ``local[result]`` (partition -> its value, for the partitions on this
     process's ``devices``). The values travel as bytes (so jax's 32-bit default narrows no
-    dtype) in one ``process_allgather``: a row per process, a slot per partition it holds;
-    a result has the same shape and dtype on every device (the per-device program's type)."""
-    from jax.experimental.multihost_utils import process_allgather
-
+    dtype) in one all-gather over one device of each process: a row per process, a slot per
+    partition it holds; a result has the same shape and dtype on every device (the
+    per-device program's type)."""
     owners = [[i for i, d in enumerate(devices) if d.process_index == p]
               for p in range(jax.process_count())]
+    if not all(owners):
+        idle = [p for p, partitions in enumerate(owners) if not partitions]
+        raise BackendError(None, f"process(es) {idle} of jax.distributed hold none of the "
+                           "program's devices, so they cannot take part in the run")
     mine = owners[jax.process_index()]
-    if not mine:
-        raise BackendError(None, f"process {jax.process_index()} of jax.distributed holds "
-                           "none of the program's devices, so it cannot take part in the run")
     templates = [values[mine[0]] for values in local]
     slots = max(len(partitions) for partitions in owners)
     row = np.concatenate([_bytes([values[i] for values in local]) for i in mine] +
                          [np.zeros(sum(t.nbytes for t in templates) * (slots - len(mine)),
                                    np.uint8)])
-    rows = process_allgather(row) if row.size else np.zeros((len(owners), 0), np.uint8)
+    rows = _all_gather(jax, [devices[partitions[0]] for partitions in owners], row)
     out = [[None] * len(devices) for _ in local]
     for partitions, gathered in zip(owners, rows, strict=True):
         for partition, values in zip(partitions, _unpack(gathered, templates, len(partitions)),
@@ -150,6 +176,27 @@ def gather_partitions(jax, devices, local: list[dict[int, np.ndarray]]) -> list[
             for r, value in enumerate(values):
                 out[r][partition] = value
     return out
+
+
+def _all_gather(jax, devices: list, row: np.ndarray) -> np.ndarray:
+    """Every process's ``row`` (the same length on all), stacked in process order:
+    ``devices`` holds one device of each process; each process puts its row on its own."""
+    if not row.size:
+        return np.zeros((len(devices), 0), np.uint8)
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+    mesh = Mesh(np.array(devices, dtype=object), ("processes",))
+    (here,) = [d for d in devices if d.process_index == jax.process_index()]
+    stacked = jax.make_array_from_single_device_arrays(
+        (len(devices), row.size), NamedSharding(mesh, PartitionSpec("processes")),
+        [jax.device_put(row[None], here)])
+    gathered = jax.jit(_identity, out_shardings=NamedSharding(mesh, PartitionSpec()))(stacked)
+    return np.asarray(gathered.addressable_data(0))
+
+
+def _identity(x):
+    """The all-gather's function: jit makes its replicated result from the sharded input."""
+    return x
 
 
 def _bytes(values: list[np.ndarray]) -> np.ndarray:

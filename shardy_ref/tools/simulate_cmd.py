@@ -4,7 +4,9 @@
 writes the global results (``--out Y.npz``: ``out0, out1, ...``; else a summary on
 stdout); ``--single-device`` runs the unpartitioned program instead. ``--backend xla``
 hands the per-device program to XLA (through jax, the ``jax`` extra) and runs it on jax's
-devices instead of our NumPy simulator. ``check`` runs the partitioned program and the
+devices instead of our NumPy simulator; with ``--processes P --process-id I --coordinator
+HOST:PORT`` (once per process, on one or more hosts) on the devices of all P processes,
+joined by ``jax.distributed``, process 0 printing. ``check`` runs the partitioned program and the
 single-device one and compares them output by output, printing the largest absolute and
 relative error and the devices holding a wrong element; it exits 1 on a mismatch. Inputs come from
 ``--inputs X.npz`` (``arg0, arg1, ...``: the entry function's arguments, global shapes, in
@@ -13,11 +15,12 @@ order) or are seeded random ones. Errors are ``file:line:col: error: message``, 
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import sys
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext, redirect_stdout
 
 import numpy as np
 
@@ -53,6 +56,13 @@ def _parser(command: str) -> argparse.ArgumentParser:
     p.add_argument("--backend", choices=BACKENDS, default="numpy", help="who runs the "
                    "per-device program: our NumPy simulator (numpy, the default) or XLA on "
                    "jax's devices (xla; needs the jax extra)")
+    p.add_argument("--processes", type=int, default=1, metavar="P", help="with --backend "
+                   "xla: run on the devices of P processes (one or more hosts; start this "
+                   "command once per process) joined by jax.distributed (1)")
+    p.add_argument("--process-id", type=int, default=0, metavar="I",
+                   help="this process's number, 0 .. P-1; only process 0 prints (0)")
+    p.add_argument("--coordinator", metavar="HOST:PORT", help="process 0's address "
+                   "(default: $JAX_COORDINATOR_ADDRESS)")
     if command == "run":
         p.add_argument("--out", metavar="Y.npz", help="write the results out0, out1, ...")
         p.add_argument("--single-device", action="store_true",
@@ -74,10 +84,17 @@ def _size(text: str) -> int:
 def main(command: str, argv: list[str]) -> int:
     opts = _parser(command).parse_args(argv)
     progress = Progress(enabled=not opts.quiet)
+    if opts.backend == "xla":
+        # XLA warns on stderr that GSPMD, which keeps our all-manual program as it is, is
+        # deprecated: not news to the user (set TF_CPP_MIN_LOG_LEVEL=0 to see it)
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     try:
+        if opts.processes > 1:
+            _join(opts, progress)
         text, filename = read_module_file(opts.module)
-        return (run_command if command == "run" else check_command)(opts, text, filename,
-                                                                    progress)
+        with redirect_stdout(io.StringIO()) if opts.process_id else nullcontext():
+            return (run_command if command == "run" else check_command)(opts, text, filename,
+                                                                        progress)
     except BackendError as e:
         sys.stderr.write(f"shardy-ref {command}: error: {e.message}\n")
         return 1
@@ -93,6 +110,25 @@ def main(command: str, argv: list[str]) -> int:
         return 130
     finally:
         progress.stop()
+
+
+def _join(opts, progress) -> None:
+    """Join the other processes of a ``--processes`` run (before jax starts); only process
+    0 prints, so P processes write one report."""
+    if opts.backend != "xla":
+        raise CommandError("--processes runs on XLA's devices: add --backend xla")
+    if not 0 <= opts.process_id < opts.processes:
+        raise CommandError(f"--process-id {opts.process_id} is not in 0 .. "
+                           f"{opts.processes - 1}")
+    if not (opts.coordinator or os.environ.get("JAX_COORDINATOR_ADDRESS")):
+        raise CommandError("--processes needs --coordinator HOST:PORT (or "
+                           "JAX_COORDINATOR_ADDRESS): process 0's address")
+    from shardy_ref.backends import join_processes
+
+    join_processes(opts.processes, opts.process_id, opts.coordinator)
+    if opts.process_id:
+        progress.enabled = False
+        opts.out = None
 
 
 def read_module_file(path: str) -> tuple[str, str]:
@@ -154,17 +190,39 @@ def check_command(opts, text: str, filename: str, progress) -> int:
 def _run_partitioned(opts, program, arrays: list, progress) -> tuple:
     """The global results of ``program`` on ``arrays``, run by the chosen backend."""
     if opts.backend == "xla":
-        # XLA warns on stderr that GSPMD, which keeps our all-manual program as it is, is
-        # deprecated: not news to the user (set TF_CPP_MIN_LOG_LEVEL=0 to see it)
-        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
         from shardy_ref.backends import compile_on_xla
 
-        with progress.phase(f"compiling for {program.num_devices} devices with XLA"):
-            compiled = compile_on_xla(program)
-        with progress.phase(f"running {program.num_devices} devices on XLA"):
-            return compiled.run(*arrays)
+        with _stdout_to_stderr(opts.processes > 1):
+            with progress.phase(f"compiling for {program.num_devices} devices with XLA"):
+                compiled = compile_on_xla(program)
+            with progress.phase(f"running {program.num_devices} devices on XLA"):
+                return compiled.run(*arrays)
     with progress.phase(f"running {program.num_devices} devices"):
         return program.run(*arrays, memory_budget=opts.memory_budget)
+
+
+@contextmanager
+def _stdout_to_stderr(enabled: bool):
+    """Standard output (the file descriptor, which C++ writes to) sent to standard error:
+    gloo, jax's CPU collectives across processes, prints a line per connection there,
+    which would mix with the results (C's buffer is flushed before and after)."""
+    if not enabled:
+        yield
+        return
+    import ctypes
+
+    flush = ctypes.CDLL(None).fflush
+    sys.stdout.flush()
+    flush(None)
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        flush(None)
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 _COLLECTIVES = ("all_gather", "all_reduce", "all_to_all", "collective_permute",

@@ -20,14 +20,16 @@ SKIP = 3
 def _join(process: int, processes: int, port: str, devices: int):
     import jax
 
-    try:
-        jax.config.update("jax_cpu_collectives_implementation", "gloo")
-    except (AttributeError, ValueError) as e:
-        print(f"skip: this jax has no gloo CPU collectives ({e})", flush=True)
-        sys.exit(SKIP)
+    from shardy_ref.backends import BackendError, join_processes
+
     jax.config.update("jax_num_cpu_devices", devices)
-    jax.distributed.initialize(f"127.0.0.1:{port}", num_processes=processes,
-                               process_id=process, initialization_timeout=60)
+    try:
+        join_processes(processes, process, f"127.0.0.1:{port}")
+    except BackendError as e:
+        if "no gloo" not in e.message:
+            raise
+        print(f"skip: {e.message}", flush=True)
+        sys.exit(SKIP)
     return jax
 
 

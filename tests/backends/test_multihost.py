@@ -19,6 +19,7 @@ pytest.importorskip("jax")
 
 from shardy_ref.backends import BackendError
 from shardy_ref.backends.jax_runtime import _share_of_every_process
+from shardy_ref.tools.cli import main
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.jax
@@ -37,12 +38,12 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_two_processes_run_on_xla_like_the_simulator():
-    port = _free_port()
+def _run_processes(argv) -> list[tuple[int, str, str]]:
+    """``argv(i)`` run as process ``i`` of ``PROCESSES`` (all at once, from the checkout's
+    root, jax on CPU): their exit codes, outputs and errors; the test skips when one says
+    ``skip: ...`` (no gloo here)."""
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"} | {"JAX_PLATFORMS": "cpu"}
-    procs = [subprocess.Popen([sys.executable, "-m", "tests.backends.multihost_worker",
-                               str(i), str(PROCESSES), str(port), str(DEVICES), *NAMES],
-                              cwd=ROOT, env=env, text=True, stdout=subprocess.PIPE,
+    procs = [subprocess.Popen(argv(i), cwd=ROOT, env=env, text=True, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE) for i in range(PROCESSES)]
     outputs = []
     try:
@@ -59,7 +60,32 @@ def test_two_processes_run_on_xla_like_the_simulator():
         pytest.skip(skips[0])
     for i, (proc, out, err) in enumerate(outputs):
         assert proc.returncode == 0, f"process {i} failed:\n{out}\n{err[-4000:]}"
+    return [(proc.returncode, out, err) for proc, out, err in outputs]
+
+
+def test_two_processes_run_on_xla_like_the_simulator():
+    port = _free_port()
+    outputs = _run_processes(lambda i: [sys.executable, "-m", "tests.backends.multihost_worker",
+                                        str(i), str(PROCESSES), str(port), str(DEVICES),
+                                        *NAMES])
+    for _, out, _ in outputs:
         assert [line.split()[1] for line in out.splitlines() if line.startswith("ok ")] == NAMES
+
+
+def test_cli_check_on_two_processes():
+    """``shardy-ref check --backend xla --processes 2`` once per process (no device count
+    set: each process asks jax for its share): process 0 prints the report, process 1
+    nothing, gloo's connection lines stay off standard output."""
+    port = _free_port()
+    cli = "import sys; from shardy_ref.tools.cli import main; sys.exit(main())"
+    path = "examples/jax/sim_transformer_block.mlir"
+    (_, first, _), (_, second, _) = _run_processes(
+        lambda i: [sys.executable, "-c", cli, "check", "--backend", "xla", "--quiet",
+                   "--processes", str(PROCESSES), "--process-id", str(i),
+                   "--coordinator", f"127.0.0.1:{port}", path])
+    assert first.startswith(f"{path}: mesh <[\"data\"=2, \"model\"=4]> (8 devices)")
+    assert first.endswith("OK: the partitioned program (run by XLA) computes the same results\n")
+    assert "Gloo" not in first and second == ""
 
 
 def _fake_jax(per_process: list[int]):
@@ -83,3 +109,15 @@ def test_a_share_that_does_not_divide_or_fit_says_so():
     with pytest.raises(BackendError, match=r"4 on each of the 2 processes .* process 1 has 2: "
                        r"call jax.config.update\('jax_num_cpu_devices', 4\)"):
         _share_of_every_process(_fake_jax([4, 2]), 8)
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--processes", "2"], "--processes runs on XLA's devices: add --backend xla"),
+    (["--backend", "xla", "--processes", "2", "--process-id", "2"],
+     "--process-id 2 is not in 0 .. 1"),
+    (["--backend", "xla", "--processes", "2"], "--processes needs --coordinator HOST:PORT"),
+])
+def test_cli_processes_usage(flags, message, capsys, monkeypatch):
+    monkeypatch.delenv("JAX_COORDINATOR_ADDRESS", raising=False)
+    assert main(["run", "--quiet", *flags, "examples/jax/sim_mlp_col_row.mlir"]) == 1
+    assert capsys.readouterr().err.startswith(f"shardy-ref run: error: {message}")
