@@ -4,13 +4,14 @@
 writes the global results (``--out Y.npz``: ``out0, out1, ...``; else a summary on
 stdout); ``--single-device`` runs the unpartitioned program instead. ``--backend xla``
 hands the per-device program to XLA (through jax, the ``jax`` extra) and runs it on jax's
-devices instead of our NumPy simulator; with ``--processes P --process-id I --coordinator
-HOST:PORT`` (once per process, on one or more hosts) on the devices of all P processes,
-joined by ``jax.distributed``, process 0 printing. ``check`` runs the partitioned program and the
-single-device one and compares them output by output, printing the largest absolute and
-relative error and the devices holding a wrong element; it exits 1 on a mismatch. Inputs come from
-``--inputs X.npz`` (``arg0, arg1, ...``: the entry function's arguments, global shapes, in
-order) or are seeded random ones. Errors are ``file:line:col: error: message``, exit 1.
+devices instead of our NumPy simulator; with ``--processes P --process-id I
+--coordinator HOST:PORT`` (once per process, on one or more hosts) on the devices of all P
+processes, joined by ``jax.distributed``, process 0 printing. ``check`` runs the
+partitioned program and the single-device one and compares them output by output, printing
+the largest absolute and relative error and the devices holding a wrong element; it exits
+1 on a mismatch. Inputs come from ``--inputs X.npz`` (``arg0, arg1, ...``: the entry
+function's arguments, global shapes, in order) or are seeded random ones. Errors are
+``file:line:col: error: message``, exit 1.
 """
 from __future__ import annotations
 
@@ -89,7 +90,7 @@ def main(command: str, argv: list[str]) -> int:
         # deprecated: not news to the user (set TF_CPP_MIN_LOG_LEVEL=0 to see it)
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     try:
-        if opts.processes > 1:
+        if opts.processes != 1 or opts.process_id:
             _join(opts, progress)
         text, filename = read_module_file(opts.module)
         with redirect_stdout(io.StringIO()) if opts.process_id else nullcontext():
@@ -117,9 +118,9 @@ def _join(opts, progress) -> None:
     0 prints, so P processes write one report."""
     if opts.backend != "xla":
         raise CommandError("--processes runs on XLA's devices: add --backend xla")
-    if not 0 <= opts.process_id < opts.processes:
-        raise CommandError(f"--process-id {opts.process_id} is not in 0 .. "
-                           f"{opts.processes - 1}")
+    if opts.processes < 1 or not 0 <= opts.process_id < opts.processes:
+        raise CommandError(f"--process-id {opts.process_id} is not a process of "
+                           f"--processes {opts.processes} (0 .. P-1)")
     if not (opts.coordinator or os.environ.get("JAX_COORDINATOR_ADDRESS")):
         raise CommandError("--processes needs --coordinator HOST:PORT (or "
                            "JAX_COORDINATOR_ADDRESS): process 0's address")

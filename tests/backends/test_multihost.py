@@ -114,7 +114,9 @@ def test_a_share_that_does_not_divide_or_fit_says_so():
 @pytest.mark.parametrize(("flags", "message"), [
     (["--processes", "2"], "--processes runs on XLA's devices: add --backend xla"),
     (["--backend", "xla", "--processes", "2", "--process-id", "2"],
-     "--process-id 2 is not in 0 .. 1"),
+     "--process-id 2 is not a process of --processes 2 (0 .. P-1)"),
+    (["--backend", "xla", "--process-id", "1"],
+     "--process-id 1 is not a process of --processes 1"),
     (["--backend", "xla", "--processes", "2"], "--processes needs --coordinator HOST:PORT"),
 ])
 def test_cli_processes_usage(flags, message, capsys, monkeypatch):
