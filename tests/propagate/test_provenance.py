@@ -78,8 +78,8 @@ def check_story(log, key, dim, axis) -> None:
 
 
 @settings(max_examples=examples(40))
-@given(programs(max_ops=10, sharding_groups=True, control_flow=True, calls=True,
-                priorities=True))
+@given(programs(max_ops=10, sharding_groups=True, manual_computations=True,
+                control_flow=True, calls=True, priorities=True))
 def test_every_axis_has_a_consistent_story(text):
     module, log = propagate(text)
     assert log is not None
