@@ -8,7 +8,6 @@ each later round restores the dimensions of its priority and propagates again.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from shardy_ref.ir.func_attrs import function_type
@@ -40,35 +39,46 @@ from shardy_ref.propagate.sharding_group_map import ShardingGroupMap
 class ShardingReference:
     """Where a sharding lives (a value, or a function result) and its original sharding."""
 
-    get: Callable[[], TensorSharding | None]
-    set: Callable[[TensorSharding], None]
+    key: Value | FuncResult
     original: TensorSharding
-    key: Value | FuncResult  # what provenance calls it
+
+    def get(self) -> TensorSharding | None:
+        return _get(self.key)
+
+    def set(self, sharding: TensorSharding) -> None:
+        _set(self.key, sharding)
 
 
-def _value_ref(value: Value) -> tuple[Value, Callable, Callable]:
-    return value, (lambda: get_sharding(value)), (lambda s: set_sharding(value, s))
+def _get(key: Value | FuncResult) -> TensorSharding | None:
+    if isinstance(key, FuncResult):
+        return get_func_result_sharding(key.func, key.index)
+    return get_sharding(key)
+
+
+def _set(key: Value | FuncResult, sharding: TensorSharding) -> None:
+    if isinstance(key, FuncResult):
+        set_func_result_sharding(key.func, key.index, sharding)
+    else:
+        set_sharding(key, sharding)
 
 
 def _sharding_locations(module: Operation):
-    """Every place a sharding lives, ops pre-order (upstream ``transformShardings``), but
-    not the owners of data-flow edges: the edge holds their sharding."""
+    """Every place a sharding lives (a value or a :class:`FuncResult`), ops pre-order
+    (upstream ``transformShardings``), but not the owners of data-flow edges: the edge
+    holds their sharding."""
     for op in module.walk():
         if op.name == FUNC_OP:
             if has_body(op):
-                for arg in op.regions[0].blocks[0].args:
-                    yield _value_ref(arg)
+                yield from op.regions[0].blocks[0].args
             for index in range(len(function_type(op).results)):
-                yield (FuncResult(op, index),
-                       (lambda f=op, i=index: get_func_result_sharding(f, i)),
-                       (lambda s, f=op, i=index: set_func_result_sharding(f, i, s)))
+                yield FuncResult(op, index)
             continue
         owners = (block_argument_edge_owners(op) + list(op.results)
                   if op.name in DATA_FLOW_OPS else list(op.results))
         for value in owners:
             if op.name in DATA_FLOW_OPS and lookup_data_flow_edge(value) is not None:
                 continue
-            yield _value_ref(value)
+            yield value
 
 
 def initialized_sharding(sharding: TensorSharding, table: SymbolTable) -> TensorSharding:
@@ -105,16 +115,15 @@ def references_per_priority_and_initialize(module: Operation
     > 0, the references of the shardings having a dimension of that priority."""
     table = SymbolTable(module)
     per_priority: dict[int, list[ShardingReference]] = {}
-    for key, get, set_ in list(_sharding_locations(module)):
-        sharding = get()
+    for key in list(_sharding_locations(module)):
+        sharding = _get(key)
         if sharding is None:
             continue
         for priority in {d.priority_or_default for d in sharding.dim_shardings} - {0}:
-            per_priority.setdefault(priority, []).append(
-                ShardingReference(get, set_, sharding, key))
+            per_priority.setdefault(priority, []).append(ShardingReference(key, sharding))
         new = initialized_sharding(sharding, table)
         if new != sharding:
-            set_(new)
+            _set(key, new)
     return sorted(per_priority.items())
 
 
