@@ -15,10 +15,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from shardy_ref.ir.sdy_axes import AxisRef, Mesh
+from shardy_ref.ir.sdy_axes import Mesh
 from shardy_ref.ir.sdy_debug import ReductionOp
 from shardy_ref.ir.sdy_sharding import TensorSharding
-from shardy_ref.ir.sharding_layout import dim_axes
+from shardy_ref.ir.sharding_layout import (  # the layout this module cuts arrays into
+    block_index_at,
+    block_ranges,
+    device_positions,
+    dim_axes,
+    mesh_coordinates,
+)
 
 
 class ShardMismatch(ValueError):
@@ -30,20 +36,6 @@ def device_ids(mesh: Mesh) -> tuple[int, ...]:
     if mesh.device_ids:
         return tuple(mesh.device_ids)
     return tuple(range(mesh.total_size))
-
-
-def mesh_coordinates(mesh: Mesh, position: int) -> dict[str, int]:
-    """Axis name -> coordinate of the device at ``position`` of the row-major order."""
-    coords = {}
-    for axis in reversed(mesh.axes):
-        position, coords[axis.name] = divmod(position, axis.size)
-    return coords
-
-
-def axis_coordinate(mesh: Mesh, ref: AxisRef, coords: dict[str, int]) -> int:
-    """The coordinate along axis (or sub-axis) ``ref`` of a device at mesh ``coords``."""
-    minor = mesh.axis_size(ref.name) // ref.next_pre_size(mesh)
-    return (coords[ref.name] // minor) % ref.size(mesh)
 
 
 def block_counts(sharding: TensorSharding, mesh: Mesh, rank: int) -> tuple[int, ...]:
@@ -66,26 +58,11 @@ def is_divisible(shape, sharding: TensorSharding, mesh: Mesh) -> bool:
 def block_index(sharding: TensorSharding, mesh: Mesh, rank: int, position: int
                 ) -> tuple[int, ...]:
     """The block of each dimension the device at ``position`` holds."""
-    coords = mesh_coordinates(mesh, position)
-    index = []
-    for axes in dim_axes(sharding, mesh, rank):
-        block = 0
-        for ref in axes:
-            block = block * ref.size(mesh) + axis_coordinate(mesh, ref, coords)
-        index.append(block)
-    return tuple(index)
+    return block_index_at(mesh, dim_axes(sharding, mesh, rank), mesh_coordinates(mesh, position))
 
 
 def block_slices(shape, local, index) -> tuple[slice, ...]:
-    return tuple(slice(min(b * n, d), min((b + 1) * n, d))
-                 for d, n, b in zip(shape, local, index, strict=True))
-
-
-def holders(mesh: Mesh) -> list[tuple[int, int]]:
-    """(position, device id) of every device of the mesh (the one of a maximal mesh)."""
-    if mesh.is_maximal:
-        return [(0, mesh.maximal_device_id)]
-    return list(enumerate(device_ids(mesh)))
+    return tuple(slice(start, stop) for start, stop in block_ranges(shape, local, index))
 
 
 def shard(array: np.ndarray, sharding: TensorSharding, mesh: Mesh, pad_value=0
@@ -95,7 +72,7 @@ def shard(array: np.ndarray, sharding: TensorSharding, mesh: Mesh, pad_value=0
     array = np.asarray(array)
     local = local_shape(array.shape, sharding, mesh)
     out = {}
-    for position, device in holders(mesh):
+    for position, device in device_positions(mesh):
         index = block_index(sharding, mesh, array.ndim, position)
         piece = array[block_slices(array.shape, local, index)]
         if piece.shape != local:
@@ -116,7 +93,7 @@ def unshard(shards, shape, sharding: TensorSharding, mesh: Mesh) -> np.ndarray:
     shape = tuple(shape)
     local = local_shape(shape, sharding, mesh)
     out, seen, seen_pieces = None, {}, {}
-    for position, device in holders(mesh):
+    for position, device in device_positions(mesh):
         piece = np.asarray(shards[device])
         if piece.shape != local:
             raise ShardMismatch(f"device {device} holds a {list(piece.shape)} shard, "

@@ -150,7 +150,7 @@ def layout(shape, sharding: TensorSharding, mesh: Mesh) -> Layout:
     blocks = []
     for position, device in device_positions(mesh):
         coords = mesh_coordinates(mesh, position) if not mesh.is_maximal else ()
-        index = tuple(_mixed_radix(mesh, dim, coords) for dim in axes)
+        index = block_index_at(mesh, axes, coords)
         ranges = block_ranges(shape, local, index)
         padding = tuple(n - (stop - start) for n, (start, stop) in zip(local, ranges,
                                                                          strict=True))
@@ -158,11 +158,17 @@ def layout(shape, sharding: TensorSharding, mesh: Mesh) -> Layout:
     return Layout(shape, sharding, mesh, counts, local, tuple(blocks))
 
 
-def _mixed_radix(mesh: Mesh, axes: tuple[AxisRef, ...], coords: tuple[int, ...]) -> int:
-    block = 0
-    for ref in axes:
-        block = block * ref.size(mesh) + axis_coordinate(mesh, ref, coords)
-    return block
+def block_index_at(mesh: Mesh, axes: list[tuple[AxisRef, ...]],
+                   coords: tuple[int, ...]) -> tuple[int, ...]:
+    """The block of each dimension (sharded by ``axes``, major to minor) that the device at
+    mesh ``coords`` holds: mixed radix over the axes' coordinates."""
+    index = []
+    for dim in axes:
+        block = 0
+        for ref in dim:
+            block = block * ref.size(mesh) + axis_coordinate(mesh, ref, coords)
+        index.append(block)
+    return tuple(index)
 
 
 def _product(sizes) -> int:

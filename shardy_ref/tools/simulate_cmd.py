@@ -375,21 +375,16 @@ def mismatches(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> n
 
 def wrong_devices(program, index: int, got, want, rtol: float, atol: float) -> list[int]:
     """The devices whose block of result ``index`` holds a wrong element."""
-    from shardy_ref.execute.shards import block_index, block_slices, holders, local_shape
+    from shardy_ref.ir.sharding_layout import layout
 
     spec = program.results[index]
     bad = mismatches(np.asarray(got), np.asarray(want), rtol, atol) \
         if np.shape(got) == np.shape(want) else None
     if bad is None or spec.sharding is None or spec.mesh is None:
         return list(range(program.num_devices))
-    shape = np.shape(want)
-    local = local_shape(shape, spec.sharding, spec.mesh)
-    out = []
-    for position, device in holders(spec.mesh):
-        index_ = block_index(spec.sharding, spec.mesh, len(shape), position)
-        if bad[block_slices(shape, local, index_)].any():
-            out.append(device)
-    return sorted(out)
+    blocks = layout(np.shape(want), spec.sharding, spec.mesh).blocks
+    return sorted(b.device for b in blocks
+                  if bad[tuple(slice(start, stop) for start, stop in b.ranges)].any())
 
 
 def _format_devices(devices: list[int]) -> str:

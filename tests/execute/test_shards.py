@@ -10,12 +10,10 @@ from shardy_ref.execute import InterpreterError, run_spmd
 from shardy_ref.execute.context import ProcessLayout
 from shardy_ref.execute.shards import (
     ShardMismatch,
-    axis_coordinate,
     block_counts,
     block_index,
     device_ids,
     local_shape,
-    mesh_coordinates,
     mesh_shape,
     shard,
     shard_compact,
@@ -24,6 +22,7 @@ from shardy_ref.execute.shards import (
 )
 from shardy_ref.ir.sdy_axes import AxisRef, Mesh, MeshAxis, SubAxisInfo
 from shardy_ref.ir.sdy_sharding import DimensionSharding, TensorSharding
+from shardy_ref.ir.sharding_layout import axis_coordinate, mesh_coordinates
 from shardy_ref.testing.strategies import axis_pieces, meshes
 from tests.profiles import examples
 
@@ -36,11 +35,11 @@ def sharding(*dims, replicated=(), unreduced=()) -> TensorSharding:
 
 
 def test_row_major_coordinates_and_sub_axes():
-    assert mesh_coordinates(X4Y2, 5) == {"x": 2, "y": 1}
-    # "x":(2)2 of an axis of size 4 is the high bit of its coordinate, "x":(1)2 the low one
-    assert axis_coordinate(X4Y2, AxisRef("x", SubAxisInfo(2, 2)), {"x": 3, "y": 0}) == 1
-    assert axis_coordinate(X4Y2, AxisRef("x", SubAxisInfo(1, 2)), {"x": 1, "y": 0}) == 0
-    assert axis_coordinate(X4Y2, AxisRef("x", SubAxisInfo(1, 2)), {"x": 2, "y": 0}) == 1
+    assert mesh_coordinates(X4Y2, 5) == (2, 1)  # (x, y)
+    # "x":(1)2 of an axis of size 4 is the high bit of its coordinate, "x":(2)2 the low one
+    assert axis_coordinate(X4Y2, AxisRef("x", SubAxisInfo(2, 2)), (3, 0)) == 1
+    assert axis_coordinate(X4Y2, AxisRef("x", SubAxisInfo(1, 2)), (1, 0)) == 0
+    assert axis_coordinate(X4Y2, AxisRef("x", SubAxisInfo(1, 2)), (2, 0)) == 1
 
 
 def test_blocks_follow_axis_order_and_device_ids():
