@@ -102,9 +102,7 @@ class SpmdProgram:
         that disagree on a replicated result."""
         interp = Interpreter(self.per_device, memory_budget=memory_budget)
         func = interp.entry_function(self.function)
-        if len(arrays) != len(self.args):
-            raise InterpreterError(func.location, f"@{self.function} takes {len(self.args)} "
-                                   f"arguments, got {len(arrays)}")
+        self._check_arity(func, arrays)
         layout = self.layout()
         need = estimate_peak(func, layout, [a.varying(self.mesh) for a in self.args],
                              held=global_bytes(arrays))
@@ -112,10 +110,7 @@ class SpmdProgram:
             raise InterpreterError(func.location, f"simulating {self.num_devices} devices "
                                    f"needs about {format_bytes(need.peak)} ({need.why}), over "
                                    f"the memory budget of {format_bytes(interp.memory_budget)}")
-        block = func.regions[0].blocks[0]
-        values = [self._argument(i, spec, local.type, a, layout)
-                  for i, (spec, local, a) in enumerate(zip(self.args, block.args, arrays,
-                                                            strict=True))]
+        values = list(self._arguments(func, arrays, layout))
         ctx = Context(interp, layout.shape, grid=ProcessGrid(1, self.num_devices),
                       layout=layout)
         with np.errstate(all="ignore"):
@@ -129,20 +124,16 @@ class SpmdProgram:
         global ``arrays`` that :meth:`run` feeds its devices, for a runtime that runs the
         per-device program itself (XLA, :mod:`shardy_ref.backends.xla`)."""
         func = Interpreter(self.per_device).entry_function(self.function)
-        if len(arrays) != len(self.args):
-            raise InterpreterError(func.location, f"@{self.function} takes {len(self.args)} "
-                                   f"arguments, got {len(arrays)}")
+        self._check_arity(func, arrays)
         layout = self.layout()
         out = []
-        for i, (spec, local, a) in enumerate(zip(self.args, func.regions[0].blocks[0].args,
-                                                 arrays, strict=True)):
-            value = self._argument(i, spec, local.type, a, layout)
+        for i, value in enumerate(self._arguments(func, arrays, layout)):
             if isinstance(value, Token):
                 raise InterpreterError(func.location, f"argument {i} of @{self.function} is a "
                                        "token, which only the simulator can pass")
             data = value.data if value.batch else \
                 np.broadcast_to(value.data, layout.shape + value.data.shape)
-            out.append([np.ascontiguousarray(data[tuple(int(i) for i in np.unravel_index(
+            out.append([np.ascontiguousarray(data[tuple(int(c) for c in np.unravel_index(
                 layout.position[d], layout.shape))]) for d in range(layout.ids.size)])
         return out
 
@@ -161,6 +152,18 @@ class SpmdProgram:
             data = stacked.reshape(layout.shape + stacked.shape[1:])
             out.append(self._result(i, spec, Tensor(t, data, layout.ndim), layout))
         return tuple(out)
+
+    def _check_arity(self, func, arrays) -> None:
+        if len(arrays) != len(self.args):
+            raise InterpreterError(func.location, f"@{self.function} takes {len(self.args)} "
+                                   f"arguments, got {len(arrays)}")
+
+    def _arguments(self, func, arrays, layout: ProcessLayout):
+        """The run-time values of the entry function's arguments on every device, one by
+        one (the first wrong argument raises)."""
+        block = func.regions[0].blocks[0]
+        for i, (spec, local, a) in enumerate(zip(self.args, block.args, arrays, strict=True)):
+            yield self._argument(i, spec, local.type, a, layout)
 
     def _argument(self, index: int, spec: IoSpec, local_type, array, layout: ProcessLayout):
         whole = argument_tensor(self.function, index, spec.type, array)
