@@ -16,6 +16,7 @@ import sys
 
 from shardy_ref.ir.diagnostics import ShardyRefError
 from shardy_ref.tools.explain import ValueReport, explain_module, find_value
+from shardy_ref.tools.simulate_cmd import CommandError, read_module_file
 
 
 class _Parser(argparse.ArgumentParser):
@@ -34,13 +35,9 @@ def main(argv: list[str], stdout=None, stderr=None) -> int:
     stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
     args = _parser().parse_args(argv)
     try:
-        if args.module == "-":
-            text, filename = sys.stdin.read(), "<stdin>"
-        else:
-            with open(args.module, encoding="utf-8") as f:
-                text, filename = f.read(), args.module
-    except OSError as e:
-        stderr.write(f"shardy-ref explain: cannot read {args.module}: {e.strerror}\n")
+        text, filename = read_module_file(args.module)
+    except CommandError as e:
+        stderr.write(f"shardy-ref explain: {e}\n")
         return 1
     try:
         explanation = explain_module(text, filename)
