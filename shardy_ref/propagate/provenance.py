@@ -20,7 +20,11 @@ from shardy_ref.ir.operation import BlockArgument, Operation, Value
 from shardy_ref.ir.sdy_axes import AxisRef, Mesh
 from shardy_ref.ir.sdy_rules import OpShardingRule
 from shardy_ref.ir.sdy_sharding import TensorSharding
-from shardy_ref.ir.value_sharding import shardable_value
+from shardy_ref.ir.value_sharding import (
+    get_func_result_sharding,
+    get_sharding,
+    shardable_value,
+)
 
 EDGE_OPS = ("sdy.data_flow_edge", "sdy.func_data_flow_edge")
 
@@ -34,6 +38,13 @@ class FuncResult:
 
 
 Key = Value | FuncResult  # what has a sharding
+
+
+def sharding_of(key: Key) -> TensorSharding | None:
+    """The sharding ``key`` has now."""
+    if isinstance(key, FuncResult):
+        return get_func_result_sharding(key.func, key.index)
+    return get_sharding(key)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +115,7 @@ class ProvenanceLog:
         self.steps.append(step)
         for k, old, new in zip(step.keys, step.before, step.after):
             if old is not new:
-                touched = self.by_key.setdefault(_id(k), [])
+                touched = self.by_key.setdefault(key_id(k), [])
                 if not touched or touched[-1] is not step:
                     touched.append(step)
 
@@ -123,7 +134,7 @@ class ProvenanceLog:
     def steps_of(self, key: Key) -> list[Step]:
         """The steps that changed ``key``'s sharding (``key`` as :func:`owner` gives it
         while the IR still has its data-flow edges, or as the user sees it after)."""
-        return self.by_key.get(_id(key), [])
+        return self.by_key.get(key_id(key), [])
 
 
 def log_of(ctx) -> ProvenanceLog | None:
@@ -162,12 +173,14 @@ def owner(key: Key) -> Key:
     return value
 
 
-def _id(key: Key):
+def key_id(key: Key):
+    """What identifies a key: the value itself, or a function result's function and
+    index (``FuncResult`` objects are made anew)."""
     return (id(key.func), key.index) if isinstance(key, FuncResult) else id(key)
 
 
 def _same(a: Key, b: Key) -> bool:
-    return _id(a) == _id(b)
+    return key_id(a) == key_id(b)
 
 
 # -- questions ---------------------------------------------------------------------------

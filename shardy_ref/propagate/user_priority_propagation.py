@@ -17,8 +17,6 @@ from shardy_ref.ir.sdy_sharding import DimensionSharding, TensorSharding
 from shardy_ref.ir.symbols import SymbolTable
 from shardy_ref.ir.value_sharding import (
     DATA_FLOW_OPS,
-    get_func_result_sharding,
-    get_sharding,
     set_func_result_sharding,
     set_sharding,
 )
@@ -31,7 +29,7 @@ from shardy_ref.propagate.imports.data_flow_edges import (
 )
 from shardy_ref.propagate.imports.manual_axes_cleanup import mesh_or_lookup
 from shardy_ref.propagate.op_priority_propagation import OpPriorityPropagationPass
-from shardy_ref.propagate.provenance import FuncResult, log_of, set_round
+from shardy_ref.propagate.provenance import FuncResult, log_of, set_round, sharding_of
 from shardy_ref.propagate.sharding_group_map import ShardingGroupMap
 
 
@@ -43,16 +41,10 @@ class ShardingReference:
     original: TensorSharding
 
     def get(self) -> TensorSharding | None:
-        return _get(self.key)
+        return sharding_of(self.key)
 
     def set(self, sharding: TensorSharding) -> None:
         _set(self.key, sharding)
-
-
-def _get(key: Value | FuncResult) -> TensorSharding | None:
-    if isinstance(key, FuncResult):
-        return get_func_result_sharding(key.func, key.index)
-    return get_sharding(key)
 
 
 def _set(key: Value | FuncResult, sharding: TensorSharding) -> None:
@@ -116,7 +108,7 @@ def references_per_priority_and_initialize(module: Operation
     table = SymbolTable(module)
     per_priority: dict[int, list[ShardingReference]] = {}
     for key in list(_sharding_locations(module)):
-        sharding = _get(key)
+        sharding = sharding_of(key)
         if sharding is None:
             continue
         for priority in {d.priority_or_default for d in sharding.dim_shardings} - {0}:

@@ -28,7 +28,13 @@ from shardy_ref.partition.collective_cost import COLLECTIVES, collective_cost
 from shardy_ref.partition.exports.close_shardings import closed_like
 from shardy_ref.pass_manager import PassContext, PassManager, nested, passes
 from shardy_ref.propagate import provenance
-from shardy_ref.propagate.provenance import FuncResult, ProvenanceLog, axis_story
+from shardy_ref.propagate.provenance import (
+    FuncResult,
+    ProvenanceLog,
+    axis_story,
+    key_id,
+    sharding_of,
+)
 
 TAG = "explain.id"  # a discardable attribute that follows each op through partitioning
 
@@ -137,7 +143,7 @@ def _propagated(text: str, filename: str):
     PassManager(propagation_passes(), verify=_verifier()).run(module, ctx)
     for slot, value in zip(slots, _follow(func, slots), strict=True):
         slot.during_propagation = value
-        written.setdefault(id(value), written.get(id(slot.value)))
+        written.setdefault(key_id(value), written.get(key_id(slot.value)))
     PassManager(export_passes(), verify=_verifier()).run(module, ctx)
     for slot, value in zip(slots, _follow(func, slots), strict=True):
         slot.value = value
@@ -311,21 +317,14 @@ def _stories(func: Operation, slot: _Slot, log: ProvenanceLog | None,
 
 
 def written_shardings(func: Operation) -> dict:
-    """The shardings as the source writes them, before any pass: by :func:`_written_key`
-    of every argument, op result and function result of ``func``."""
-    out = {}
-    for i, arg in enumerate(func.regions[0].blocks[0].args):
-        out[id(arg)] = get_sharding(arg)
-    for i in range(len(func.regions[0].blocks[0].terminator.operands)):
-        out[_written_key(FuncResult(func, i))] = get_func_result_sharding(func, i)
-    for op in func.walk():
-        for r in op.results:
-            out[id(r)] = get_sharding(r)
-    return out
-
-
-def _written_key(key):
-    return ("result", id(key.func), key.index) if isinstance(key, FuncResult) else id(key)
+    """The shardings as the source writes them, before any pass, by
+    :func:`~shardy_ref.propagate.provenance.key_id` of every argument, op result and
+    function result of ``func``."""
+    keys = [*func.regions[0].blocks[0].args,
+            *(FuncResult(func, i) for i in range(len(func.regions[0].blocks[0].terminator
+                                                     .operands))),
+            *(r for op in func.walk() for r in op.results)]
+    return {key_id(k): sharding_of(k) for k in keys}
 
 
 def _origin_sentence(story: provenance.AxisStory, func: Operation,
@@ -337,7 +336,7 @@ def _origin_sentence(story: provenance.AxisStory, func: Operation,
         first = story.moves[-1].step
         return (f"step {first.index}: no tensor of {_where(first.op, func, names)} had it "
                 "before; the strategy chose it")
-    if provenance.has_axis(provenance.dim_axes(written.get(_written_key(key)), story.origin_dim),
+    if provenance.has_axis(provenance.dim_axes(written.get(key_id(key)), story.origin_dim),
                            story.origin_axis):
         return _written_origin(key, func, names)
     user = _applying_user(key, story)
