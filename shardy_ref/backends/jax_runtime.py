@@ -53,11 +53,7 @@ def join_processes(processes: int, process_id: int, coordinator: str | None = No
     It must come before jax's backend starts; then :func:`run_on_xla
     <shardy_ref.backends.run_on_xla>` runs on the devices of all processes."""
     jax = require_jax("running on several processes")
-    try:
-        from jax._src.xla_bridge import backends_are_initialized
-    except ImportError:  # another jax layout: initialize says it when it is too late
-        backends_are_initialized = bool
-    if backends_are_initialized():
+    if _backends_started():  # unknown (None): initialize says it when it is too late
         raise BackendError(None, "jax started its backend before this process could join "
                            "the others: join them before jax first runs anything")
     try:
@@ -136,17 +132,23 @@ def _ask_for_cpu_devices(jax, count: int, processes: int = 1) -> None:
     """Ask jax for ``max(count, CPU_DEVICES)`` host devices (split over the ``processes``
     of jax.distributed) unless its backend has started or the user already asked for
     enough (by XLA_FLAGS or the config)."""
-    try:
-        from jax._src.xla_bridge import backends_are_initialized
-    except ImportError:  # another jax layout: leave the device count to the user
-        return
-    if backends_are_initialized():
+    if _backends_started() is not False:  # started, or unknown: the count is the user's
         return
     share = -(-count // processes)
     flag = _FLAG.search(os.environ.get("XLA_FLAGS", ""))
     configured = max(int(jax.config.jax_num_cpu_devices), int(flag.group(1)) if flag else 1)
     if configured < share:
         jax.config.update("jax_num_cpu_devices", max(share, CPU_DEVICES // processes))
+
+
+def _backends_started() -> bool | None:
+    """Whether jax has started its backends (then its device count is fixed); None when
+    this jax does not say (another layout of its internals)."""
+    try:
+        from jax._src.xla_bridge import backends_are_initialized
+    except ImportError:
+        return None
+    return backends_are_initialized()
 
 
 def gather_partitions(jax, devices, local: list[dict[int, np.ndarray]]) -> list[list]:
