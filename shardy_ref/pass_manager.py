@@ -77,6 +77,7 @@ PASS_MODULES: dict[str, str] = {
     "sdy-per-instruction-partitioning": _PARTITION + "per_instruction_partitioning",
     "sdy-ref-per-device-pipeline": _PARTITION + "per_device_pipeline",
     "sdy-ref-erase-propagation-barriers": _PARTITION + "erase_propagation_barriers",
+    "sdy-ref-make-partitionable": _PARTITION + "make_partitionable",
     "sdy-convert-global-to-local": _PARTITION + "convert_global_to_local.pass_",
 }
 

@@ -41,6 +41,7 @@ from shardy_ref.partition.exports.insert_func_call_reshards import (
     is_equivalent,
     non_maximal_mesh_or_ref,
 )
+from shardy_ref.partition.factor_reshards import common_mesh_name, reshard_tensors
 from shardy_ref.partition.lowering import common_reduction_op
 from shardy_ref.partition.single_device import process_single_device_operation
 from shardy_ref.partition.unreduced_collectives import (
@@ -179,32 +180,8 @@ class Inserter:
     def reshard_tensors(self, op: Operation, in_shardings: Sequence, out_shardings: Sequence,
                         projection: ShardingProjection, update: UpdateTensorShardings,
                         rule: OpShardingRule, mesh_name, mesh: Mesh) -> None:
-        """Upstream ``insertExplicitReshards``: operands flagged (or on a mesh with another
-        device order) get a reshard to their projected sharding; flagged results are
-        computed in it and resharded back to what their users expect."""
-        for i, sharding in enumerate(in_shardings):
-            if update.update_operands[i] or self._other_device_order(sharding, mesh):
-                new = projection.operands[i].to_tensor_sharding(
-                    rule.operand_mappings[i], rule.factor_sizes, mesh_name, mesh)
-                op.set_operand(i, reshard(op.operands[i], new, op).results[0])
-        anchor = op.next_op
-        for i, sharding in enumerate(out_shardings):
-            if update.update_results[i] or self._other_device_order(sharding, mesh):
-                result = op.results[i]
-                new = projection.results[i].to_tensor_sharding(
-                    rule.result_mappings[i], rule.factor_sizes, mesh_name, mesh)
-                target = get_sharding(result) or TensorSharding.fully_closed(
-                    mesh_name, _rank(result.type))
-                back = reshard(result, target, anchor)
-                result.replace_uses_with_if(back.results[0],
-                                            lambda use, b=back: use.owner is not b)
-                set_sharding(result, new)
-
-    def _other_device_order(self, sharding: TensorSharding | None, mesh: Mesh) -> bool:
-        """Upstream ``shouldReshardToCommonMesh``."""
-        if sharding is None or all(not d.axes for d in sharding.dim_shardings):
-            return False
-        return mesh_or_lookup(self.table, sharding.mesh_or_ref).device_ids != mesh.device_ids
+        reshard_tensors(op, in_shardings, out_shardings, projection, update, rule, mesh_name,
+                        mesh, self.table)
 
     def reshape_with_overflow_axes(self, op: Operation, projection: ShardingProjection,
                                    out_shardings: Sequence, rule: OpShardingRule, mesh_name,
@@ -384,12 +361,26 @@ _BODY_KINDS = {"stablehlo.add": ReductionOp.SUM, "stablehlo.maximum": ReductionO
 def reduction_kind(op: Operation) -> ReductionOp | None:
     """How partial results of ``op``'s reduction factors combine across devices: a sum
     for contractions, the body's op for a ``stablehlo.reduce`` whose body is one add, max or
-    min, and None for any other body (a product, an argmax...), whose reduction factors
-    are then replicated before the op rather than all-reduced after it (our deviation:
-    upstream all-reduces with the sharding's op, a sum, and the result is wrong)."""
+    min, and None for any other body (a product, an argmax...) or for a sum whose init
+    values are not constant zeros (every device would add them in once more; max and min
+    may take them any number of times), whose reduction factors are then replicated
+    before the op rather than all-reduced after it (our deviation: upstream all-reduces
+    with the sharding's op, a sum, and the result is wrong; see
+    ``tests/known_differences.md``)."""
     if op.name != "stablehlo.reduce":
         return ReductionOp.SUM
-    return _BODY_KINDS.get(common_reduction_op(op, len(op.operands) // 2))
+    half = len(op.operands) // 2
+    kind = _BODY_KINDS.get(common_reduction_op(op, half))
+    if kind is ReductionOp.SUM and not all(_is_zero(v) for v in op.operands[half:]):
+        return None
+    return kind
+
+
+def _is_zero(value: Value) -> bool:
+    """Whether ``value`` is a constant of zeros."""
+    const = value.defining_op
+    return const is not None and const.name in ("stablehlo.constant", "sdy.constant") \
+        and all(v == 0 for v in const.attributes["value"].values)
 
 
 def _equivalent(a: TensorSharding | None, b: TensorSharding | None) -> bool:
@@ -457,35 +448,6 @@ def _is_on_full_version(op: Operation, full: bool) -> bool:
         result = get_sharding(op.results[0])
         return any(get_sharding(v) != result for v in op.operands)
     return False
-
-
-def common_mesh_name(ins: Sequence, outs: Sequence, table: SymbolTable):
-    """Upstream ``getCommonMeshName(..., ignoreDeviceIds=true)`` then the most common mesh
-    among the shardings that are not fully replicated."""
-    name, mesh = None, None
-    for sharding in (*ins, *outs):
-        if sharding is None:
-            continue
-        other = mesh_or_lookup(table, sharding.mesh_or_ref)
-        if mesh is None or mesh.is_empty:
-            name, mesh = sharding.mesh_or_ref, other
-        elif other.is_empty:
-            continue
-        elif not other.equals(mesh, ignore_device_ids=True):
-            return None
-        elif not other.device_ids:
-            name, mesh = sharding.mesh_or_ref, other
-    if name is None:
-        return None
-    counts: dict = {}
-    best, best_count = name, 0
-    for sharding in (*ins, *outs):
-        if sharding is None or all(not d.axes for d in sharding.dim_shardings):
-            continue
-        counts[sharding.mesh_or_ref] = counts.get(sharding.mesh_or_ref, 0) + 1
-        if counts[sharding.mesh_or_ref] > best_count:
-            best, best_count = sharding.mesh_or_ref, counts[sharding.mesh_or_ref]
-    return best
 
 
 def _factor_axes(tensor, factor: int):

@@ -6,8 +6,9 @@ The input is a module whose values carry their final shardings, e.g. the output 
 The passes are those upstream's executable partitioner tests chain on the command line
 (``export/test/executable_partitioner_pipeline/run_sdy_interpreter_test.sh``), in that
 order, after erasing propagation barriers (XLA's export lowers them to their operand):
-insert explicit reshards (full version), resolve permutation factors, lower reshards
-to collectives, pad non-divisible dimensions, resolve single-device shardings, convert
+insert explicit reshards (full version), resolve permutation factors, reshard around the
+ops those passes cannot make correct per device (our ``sdy-ref-make-partitionable``), lower
+reshards to collectives, pad non-divisible dimensions, resolve single-device shardings, convert
 global shapes to local ones, and drop the shardings and meshes. The result has local types,
 StableHLO collectives over device ids and no sdy ops left; run it with
 ``interpreter.run_parallel`` (``shardy_ref.execute.spmd``) on ``replica-count *
@@ -30,6 +31,7 @@ def per_device_passes(enable_halo_exchange: bool = True, replica_count: int = 1,
         ("sdy-ref-erase-propagation-barriers", ""),
         ("sdy-insert-explicit-reshards", "enable-full-version=true"),
         ("sdy-resolve-permutation-factors", f"{halo} {counts}"),
+        ("sdy-ref-make-partitionable", ""),
         ("sdy-reshard-to-collectives", ""),
         ("sdy-pad-for-divisibility", ""),
         ("sdy-resolve-single-device-sharding", counts),

@@ -35,6 +35,7 @@ def test_the_passes_in_upstream_order_with_their_options():
         ("sdy-insert-explicit-reshards", "enable-full-version=true"),
         ("sdy-resolve-permutation-factors",
          "enable-halo-exchange=false replica-count=2 partition-count=1"),
+        ("sdy-ref-make-partitionable", ""),
         ("sdy-reshard-to-collectives", ""),
         ("sdy-pad-for-divisibility", ""),
         ("sdy-resolve-single-device-sharding", "replica-count=2 partition-count=1"),

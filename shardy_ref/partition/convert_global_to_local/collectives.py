@@ -197,6 +197,31 @@ def localize_replicated_to_unreduced(state: ConversionState, op: Operation) -> N
     state.replace(op, kept)
 
 
+@localizer("sdy.sharded_to_unreduced")
+def localize_sharded_to_unreduced(state: ConversionState, op: Operation) -> None:
+    """Our addition (upstream does not lower it): each device's shard, put at its place in
+    the larger local value the result has where the axes no longer shard it, and zeros
+    around it, so that the sum over the new unreduced axes is the whole value."""
+    sharding = op.attributes["out_sharding"]
+    if sharding.reduction_op != ReductionOp.SUM:
+        raise PassError(op.location, f"'{op.name}' op with the reduction "
+                        f"{sharding.reduction_op.name.lower()} is not supported (only sum)")
+    mesh = _mesh(state, op, sharding)
+    value = op.operands[0]
+    b = state.builder(op)
+    local = state.local_value_type(op.results[0])
+    zero = b.op("stablehlo.constant", types=[local], attributes={
+        "value": DenseElementsAttr.from_values(local, [zero_scalar(local.element_type)])})
+    starts = []
+    for d, axes in enumerate(op.attributes["axes"]):
+        if len(axes):
+            starts.append(state.dimension_offset(b, mesh, list(axes), value.type.shape[d]))
+        else:
+            starts.append(i64_constant(b, 0))
+    state.replace(op, b.op("stablehlo.dynamic_update_slice", [zero.results[0], value, *starts],
+                           [local]).results)
+
+
 # -- all_to_all -------------------------------------------------------------------------
 
 def _all_to_all_one(state: ConversionState, op: Operation, b: Builder, mesh, mesh_or_ref,

@@ -1,6 +1,7 @@
 """StableHLO localizers of ``sdy-convert-global-to-local`` for the ops whose local form is not
 just local types: iota, pad, slice and concatenate here; dot, dot_general and convolution in
-:mod:`.contractions`; gather and scatter in :mod:`.gather_scatter`; reduce_window and
+:mod:`.contractions`; gather and scatter in :mod:`.gather_scatter`; dynamic_slice and
+dynamic_update_slice in :mod:`.dynamic_slicing`; reduce_window and
 select_and_scatter in :mod:`.windows` (upstream ``Stablehlo*OpPattern`` in
 ``export/convert_global_to_local.cc``). Importing this module registers them all."""
 from __future__ import annotations
@@ -10,6 +11,7 @@ from shardy_ref.ir.operation import Operation
 from shardy_ref.ir.types import I64, RankedTensorType
 from shardy_ref.partition.convert_global_to_local import (  # noqa: F401 (they register)
     contractions,
+    dynamic_slicing,
     gather_scatter,
     windows,
 )
@@ -230,20 +232,3 @@ def _table_entry(b, table: list[int], device):
     piece = b.op("stablehlo.dynamic_slice", [values, device], [tensor((1,), I64)],
                  {"slice_sizes": DenseArrayAttr(I64, (1,))}).results[0]
     return b.op("stablehlo.reshape", [piece], [tensor((), I64)]).results[0]
-
-
-@localizer("stablehlo.dynamic_slice")
-def localize_dynamic_slice(state: ConversionState, op: Operation) -> None:
-    """Local result types, and ``slice_sizes`` made local too: a dimension sharded alike in
-    operand and result is taken whole (its sharding rule maps it to one factor only when the
-    slice covers it), so its local size is the local dimension. Upstream keeps the global
-    sizes, which no longer fit the local operand (a deviation: the op would be invalid)."""
-    localize_generic(state, op)
-    local = op.results[0].type.shape
-    sizes = list(op.attributes["slice_sizes"])
-    operand = op.operands[0].type.shape
-    for dim, (size, n) in enumerate(zip(sizes, local, strict=True)):
-        if size != n and n != operand[dim]:
-            raise op_error(op, f"dimension {dim} is sharded but the dynamic slice takes "
-                           f"{size} of its elements, not all")
-    op.attributes["slice_sizes"] = DenseArrayAttr(I64, tuple(local))

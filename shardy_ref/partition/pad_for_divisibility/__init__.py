@@ -26,7 +26,11 @@ from shardy_ref.ir.symbols import SymbolTable, symbol_table
 from shardy_ref.ir.value_sharding import get_func_result_sharding, get_sharding
 from shardy_ref.partition.lowering import Builder
 from shardy_ref.partition.pad_for_divisibility.padding import is_legal_type, is_legal_value
-from shardy_ref.partition.pad_for_divisibility.patterns import Rewriter, pattern_for
+from shardy_ref.partition.pad_for_divisibility.patterns import (
+    PADDED_DIALECTS,
+    Rewriter,
+    pattern_for,
+)
 from shardy_ref.pass_manager import Pass, PassContext, register_pass
 
 CAST = "builtin.unrealized_conversion_cast"
@@ -34,8 +38,11 @@ _OUT_SHARDING_OPERAND = frozenset({"sdy.all_slice", "sdy.reduce_scatter"})
 # ``sdy.collective_permute`` is not in upstream's list: there a padded operand reaches it
 # through an unrealized cast and the result no longer verifies; padding it generically is
 # exact, since it moves whole shards and keeps each dimension's shard count
+# ``sdy.constant`` neither: left alone it reaches the global-to-local conversion with a
+# non-divisible type
 _VALUES_CHECKED = frozenset({"sdy.all_to_all", "sdy.all_reduce", "sdy.sharded_to_unreduced",
-                             "sdy.replicated_to_unreduced", "sdy.collective_permute"})
+                             "sdy.replicated_to_unreduced", "sdy.collective_permute",
+                             "sdy.constant"})
 
 
 def is_legal(op: Operation, table: SymbolTable) -> bool:
@@ -45,7 +52,7 @@ def is_legal(op: Operation, table: SymbolTable) -> bool:
         return is_legal_type(op.operands[0].type, op.attributes.get("out_sharding"), table)
     if op.name == "sdy.all_gather":
         return all(is_legal_value(v, table) for v in op.operands)
-    if op.dialect == "stablehlo" or op.name in _VALUES_CHECKED:
+    if op.dialect in PADDED_DIALECTS or op.name in _VALUES_CHECKED:
         return all(is_legal_value(v, table) for v in (*op.results, *op.operands))
     return True
 

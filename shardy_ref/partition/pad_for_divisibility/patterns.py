@@ -8,13 +8,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
+from shardy_ref.ir.builtin_attrs import DenseElementsAttr
 from shardy_ref.ir.diagnostics import PassError
-from shardy_ref.ir.operation import Operation, Value
+from shardy_ref.ir.operation import BlockArgument, Operation, Value
 from shardy_ref.ir.sdy_sharding import TensorSharding
 from shardy_ref.ir.symbols import SymbolTable
 from shardy_ref.ir.types import RankedTensorType, Type
 from shardy_ref.ir.value_sharding import get_sharding, set_sharding, shardable_value
-from shardy_ref.partition.lowering import Builder
+from shardy_ref.partition.lowering import Builder, zero_scalar
 from shardy_ref.partition.pad_for_divisibility.infer import conv_shape, infer_result_types, ints
 from shardy_ref.partition.pad_for_divisibility.padding import (
     DEFAULT_KIND,
@@ -53,6 +56,11 @@ GENERIC_SDY_OPS = frozenset({"sdy.return", "sdy.all_reduce", "sdy.sharded_to_unr
                              "sdy.replicated_to_unreduced", "sdy.collective_permute"})
 
 
+# StableHLO, and the CHLO elementwise ops the simulator keeps unlegalized (its special
+# functions; upstream never sees CHLO here: XLA legalizes it before partitioning)
+PADDED_DIALECTS = frozenset({"stablehlo", "chlo"})
+
+
 def pattern(name: str):
     def wrap(fn: Pattern) -> Pattern:
         PATTERNS[name] = fn
@@ -64,15 +72,19 @@ def pattern_for(op: Operation) -> Pattern | None:
     custom = PATTERNS.get(op.name)
     if custom is not None:
         return custom
-    if op.dialect == "stablehlo" or op.name in GENERIC_SDY_OPS:
+    if op.dialect in PADDED_DIALECTS or op.name in GENERIC_SDY_OPS:
         return pad_generic
     return None
 
 
 def _shardable(values: Sequence[Value]) -> list[Value]:
+    """Upstream's ``getShardableValue`` of each operand, except for the block arguments
+    of a data-flow op: upstream swaps them for the op's own result (their edge owner),
+    which inside a ``stablehlo.while`` body is a use of the loop's result in its own body
+    and no longer verifies."""
     out = []
     for v in values:
-        s = shardable_value(v)
+        s = None if isinstance(v, BlockArgument) else shardable_value(v)
         out.append(v if s is None else s)
     return out
 
@@ -372,3 +384,83 @@ def convolution(rw: Rewriter, op: Operation, operands: list[Value]):
         set_sharding(new, sharding)
     return [trim_output_for_dims(b, rw.table, new, padded, dn.output_spatial_dimensions, sharding,
                                  PaddingKind.ZERO, rw.cache)]
+
+
+@pattern("stablehlo.dynamic_slice")
+def dynamic_slice(rw: Rewriter, op: Operation, operands: list[Value]):
+    """As generic, with the slice size of each padded dimension the slice takes whole
+    grown to the padded size (a whole dimension stays whole; its start clamps to 0)."""
+    _grow_whole_dims(op, operands[0], "slice_sizes")
+    return pad_generic(rw, op, operands)
+
+
+@pattern("stablehlo.gather")
+def gather(rw: Rewriter, op: Operation, operands: list[Value]):
+    """As :func:`dynamic_slice`: padded dimensions gathered whole stay whole."""
+    _grow_whole_dims(op, operands[0], "slice_sizes")
+    return pad_generic(rw, op, operands)
+
+
+def _grow_whole_dims(op: Operation, padded: Value, name: str) -> None:
+    orig = op.operands[0].type
+    if not isinstance(padded.type, RankedTensorType) or padded.type == orig:
+        return
+    sizes = [new if size == old else size for size, old, new in zip(
+        ints(op, name), orig.shape, padded.type.shape, strict=True)]
+    op.attributes[name] = i64_array(sizes)
+
+
+@pattern("stablehlo.dynamic_update_slice")
+def dynamic_update_slice(rw: Rewriter, op: Operation, operands: list[Value]):
+    """As generic, after clamping the start index of each padded dimension the update does
+    not cover whole into the original ``[0, size - update size]``: the op clamps into the
+    padded range, which would let an update past the end land in the padding."""
+    orig, update = op.operands[0].type, op.operands[1].type
+    value = operands[0]
+    if not isinstance(value.type, RankedTensorType) or value.type == orig:
+        return pad_generic(rw, op, operands)
+    b = Builder(op)
+    new = list(operands)
+    for d, (old, padded, u) in enumerate(zip(orig.shape, value.type.shape, update.shape)):
+        if old != padded and u != old:
+            new[2 + d] = clamp_index(b, operands[2 + d], old - u)
+    return pad_generic(rw, op, new)
+
+
+def clamp_index(b: Builder, index: Value, high: int) -> Value:
+    """``clamp(0, index, high)`` in the index's own element type."""
+    t = index.type
+    bounds = [b.op("stablehlo.constant", types=[t], attributes={
+        "value": DenseElementsAttr.from_values(t, [v])}).results[0] for v in (0, high)]
+    return b.op("stablehlo.clamp", [bounds[0], index, bounds[1]], [t]).results[0]
+
+
+@pattern("sdy.constant")
+@pattern("stablehlo.constant")
+def constant(rw: Rewriter, op: Operation, operands: list[Value]):
+    """The same constant with its value padded: a splat stays a splat (its padding then
+    holds the splat value), other values are padded with zeros at the high end. Upstream
+    has no pattern: the constant reaches the global-to-local conversion non-divisible."""
+    result = op.results[0]
+    sharding = get_sharding(result)
+    padded = rw.padded(result.type, sharding)
+    attr = op.attributes.get("value")
+    if not isinstance(attr, DenseElementsAttr) or not isinstance(padded, RankedTensorType):
+        return None
+    if attr.is_splat:
+        values = attr.values
+        kind = PaddingKind.ZERO if values[0] == 0 else PaddingKind.ONE if values[0] == 1 \
+            else None
+    else:
+        data = np.empty(result.type.shape, dtype=object)
+        data.reshape(-1)[:] = attr.values
+        grown = np.full(padded.shape, zero_scalar(padded.element_type), dtype=object)
+        grown[tuple(slice(0, n) for n in result.type.shape)] = data
+        values, kind = tuple(grown.reshape(-1)), PaddingKind.ZERO
+    new = Builder(op).op(op.name, types=[padded], attributes={
+        **op.attributes, "value": DenseElementsAttr.from_values(padded, values)}).results[0]
+    if sharding is not None:
+        set_sharding(new, sharding)
+    if kind is not None:
+        rw.cache.set(new, kind)
+    return [new]

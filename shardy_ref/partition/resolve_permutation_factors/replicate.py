@@ -9,11 +9,10 @@ from shardy_ref.ir.sdy_axes import Mesh
 from shardy_ref.ir.sdy_rules import OpShardingRule
 from shardy_ref.ir.sdy_sharding import TensorSharding
 from shardy_ref.ir.value_sharding import get_sharding
-from shardy_ref.partition.insert_explicit_reshards import Inserter, common_mesh_name
+from shardy_ref.partition.factor_reshards import common_mesh_name, replicate_factors
 from shardy_ref.partition.resolve_permutation_factors.emit import State
 from shardy_ref.partition.resolve_permutation_factors.geometry import ceil_div
 from shardy_ref.propagate.imports.manual_axes_cleanup import mesh_or_lookup
-from shardy_ref.propagate.projection import ShardingProjection, UpdateTensorShardings
 
 
 def communication_free_slice_dim(dim: int, op: Operation, sharding: TensorSharding,
@@ -67,25 +66,13 @@ def _communication_free(op: Operation, factor: int, sharding: TensorSharding | N
 
 def replicate_permutation_factors(op: Operation, rule: OpShardingRule, factors: list[int],
                                   state: State) -> None:
-    """Reshard operands and results so that none of ``factors`` stays sharded."""
-    in_shardings = [get_sharding(v) for v in op.operands]
-    out_shardings = [get_sharding(v) for v in op.results]
-    mesh_name = common_mesh_name(in_shardings, out_shardings, state.table)
-    if mesh_name is None:
-        return
-    mesh = mesh_or_lookup(state.table, mesh_name)
+    """Reshard operands and results so that none of ``factors`` stays sharded, except the
+    pad and slice dimensions that need no communication."""
+    first = get_sharding(op.operands[0]) if op.operands else None
+    mesh_name = common_mesh_name([get_sharding(v) for v in op.operands],
+                                 [get_sharding(v) for v in op.results], state.table)
+    mesh = mesh_or_lookup(state.table, mesh_name) if mesh_name is not None else None
     if mesh is None or mesh.is_maximal:
         return
-    projection = ShardingProjection.build(in_shardings, out_shardings, rule, mesh,
-                                          closed_if_missing=True)
-    update = UpdateTensorShardings.empty(op.num_operands, op.num_results)
-    for factor in factors:
-        if _communication_free(op, factor, in_shardings[0] if in_shardings else None, mesh):
-            continue
-        update |= projection.update_sharding(factor, [], [])
-    if update.any():
-        func = op.parent_op
-        while func.name != "func.func":
-            func = func.parent_op
-        Inserter(func, state.module, True).reshard_tensors(
-            op, in_shardings, out_shardings, projection, update, rule, mesh_name, mesh)
+    kept = [f for f in factors if not _communication_free(op, f, first, mesh)]
+    replicate_factors(op, rule, kept, state.table)

@@ -1,0 +1,177 @@
+"""``sdy-ref-make-partitionable``: our pass of ``sdy-ref-per-device-pipeline``, after
+``sdy-resolve-permutation-factors`` and before ``sdy-reshard-to-collectives`` (which lowers
+the reshards it inserts). It reshards around the ops that the later passes could only
+compute wrongly from their shardings, so that every op becomes a correct per-device
+computation:
+
+- an op with no sharding rule (``stablehlo.map``, ``rng``, ``broadcast``, the batch norms
+  other than inference, ``custom_call`` of an unknown target, ``composite``, the
+  dynamic-shape ops, ``if``...) whose values are sharded: upstream's propagation does
+  not pass through it, so nothing ties its operands' shardings to its results', and
+  ``sdy-convert-global-to-local`` then runs the global op on local shards. It runs on
+  whole values instead: its sharded operands are resharded to replicated, its sharded
+  results computed replicated and resharded back (a local slice, no communication); an
+  ``if``'s regions return their values replicated too;
+- ``stablehlo.rng_bit_generator``: the rule lets its output stay sharded, but a device
+  generating its shard alone draws other numbers than the global op; it draws the whole
+  output and keeps its shard;
+- ``stablehlo.dynamic_update_slice`` with constant start indices: the rule lets the
+  update stay sharded along a dimension it only partly covers, where each device would
+  need other devices' rows; the update is gathered there;
+- ``stablehlo.get_dimension_size`` of a static dimension is its (global) size, a
+  constant: a device asking its shard would get the local size.
+
+Each of these is a deviation from upstream Shardy, whose passes leave such ops to XLA's
+SPMD partitioner or emit a wrong per-device program; ``tests/known_differences.md`` lists
+them.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from shardy_ref.ir.builtin_attrs import DenseElementsAttr
+from shardy_ref.ir.op_traits import is_terminator
+from shardy_ref.ir.operation import Operation
+from shardy_ref.ir.symbols import SymbolTable, symbol_table
+from shardy_ref.ir.types import RankedTensorType
+from shardy_ref.ir.value_sharding import get_sharding
+from shardy_ref.partition.factor_reshards import (
+    is_dim_sharded,
+    replicate_all,
+    replicate_factors,
+    without_dim_axes,
+)
+from shardy_ref.partition.lowering import Builder
+from shardy_ref.partition.unreduced_collectives import reshard
+from shardy_ref.pass_manager import Pass, PassContext, register_pass
+from shardy_ref.propagate.rules.registry import get_or_create_sharding_rule
+
+# Ops without a sharding rule that the later passes still partition correctly: constants
+# and iotas are sliced or offset per device, data-flow ops and calls had their edges
+# resharded by sdy-insert-explicit-reshards, manual computations are local by design,
+# and the rest hold no tensor data.
+PARTITIONED_WITHOUT_RULE = frozenset({
+    "stablehlo.constant", "stablehlo.iota", "stablehlo.while", "stablehlo.case",
+    "stablehlo.optimization_barrier", "func.call", "stablehlo.partition_id",
+    "stablehlo.replica_id", "stablehlo.create_token", "stablehlo.after_all",
+    "stablehlo.tuple", "stablehlo.get_tuple_element",
+})
+
+Fix = Callable[[Operation, SymbolTable], None]
+FIXES: dict[str, Fix] = {}
+
+
+def fix(*names: str):
+    """Register the decorated function as what the pass does to ops named ``names``."""
+    def register(fn: Fix) -> Fix:
+        for name in names:
+            FIXES[name] = fn
+        return fn
+    return register
+
+
+def make_partitionable(op: Operation, table: SymbolTable) -> None:
+    """Apply the fix of ``op``: its own, or for an op with tensors and no sharding rule,
+    :func:`replicate_rule_less`."""
+    own = FIXES.get(op.name)
+    if own is not None:
+        own(op, table)
+        return
+    if op.name.startswith("sdy.") or op.name in PARTITIONED_WITHOUT_RULE \
+            or is_terminator(op) or not _has_tensors(op):
+        return
+    rule = get_or_create_sharding_rule(op, False, set_sharding_rule_on_op=False)
+    if rule is None:
+        replicate_rule_less(op, table)
+
+
+def _has_tensors(op: Operation) -> bool:
+    return any(isinstance(v.type, RankedTensorType) for v in (*op.operands, *op.results))
+
+
+def replicate_rule_less(op: Operation, table: SymbolTable) -> None:
+    """Whole values in and out (see the module docstring); an op with regions returns
+    replicated values from them, as its results now are."""
+    replicate_all(op)
+    for region in op.regions:
+        for block in region.blocks:
+            terminator = block.terminator
+            if terminator is None or len(terminator.operands) != len(op.results):
+                continue
+            for i, value in enumerate(list(terminator.operands)):
+                sharding = get_sharding(value)
+                if is_dim_sharded(sharding):
+                    target = get_sharding(op.results[i]) or without_dim_axes(sharding)
+                    terminator.set_operand(i, reshard(value, target, terminator).results[0])
+
+
+@fix("stablehlo.rng_bit_generator")
+def whole_random_bits(op: Operation, table: SymbolTable) -> None:
+    rule = get_or_create_sharding_rule(op, False, set_sharding_rule_on_op=False)
+    if rule is not None:
+        output = {f for dim in rule.result_mappings[1].dim_mappings
+                  for f in dim.factor_indices}
+        replicate_factors(op, rule, sorted(output), table)
+
+
+@fix("stablehlo.dynamic_update_slice")
+def whole_update_rows(op: Operation, table: SymbolTable) -> None:
+    """Replicate the update's own factors (the dimensions it covers only in part)."""
+    rule = get_or_create_sharding_rule(op, False, set_sharding_rule_on_op=False)
+    if rule is None:
+        return
+    operand_factors = {f for dim in rule.operand_mappings[0].dim_mappings
+                       for f in dim.factor_indices}
+    own = {f for dim in rule.operand_mappings[1].dim_mappings for f in dim.factor_indices
+           if f not in operand_factors}
+    replicate_factors(op, rule, sorted(own), table)
+
+
+@fix("stablehlo.get_dimension_size")
+def fold_dimension_size(op: Operation, table: SymbolTable) -> None:
+    """A static dimension's size as a constant (what MLIR's folder gives)."""
+    size = op.operands[0].type.shape[op.attributes["dimension"].value]
+    if size is None:
+        replicate_all(op)
+        return
+    t = op.results[0].type
+    const = Builder(op).op("stablehlo.constant", types=[t], attributes={
+        "value": DenseElementsAttr.from_values(t, [size])})
+    op.replace_all_uses_with(const.results)
+    op.erase()
+
+
+# sdy ops without side effects whose results may be left unused by canonicalization
+COLLECTIVES = frozenset({"sdy.all_gather", "sdy.all_slice", "sdy.all_to_all",
+                         "sdy.collective_permute", "sdy.all_reduce", "sdy.reduce_scatter",
+                         "sdy.replicated_to_unreduced", "sdy.sharded_to_unreduced",
+                         "sdy.reshard"})
+
+
+def erase_dead_collectives(root: Operation) -> None:
+    """Erase the unused sdy collectives (as XLA's dead code elimination would), last
+    first so that a chain goes at once: ``sdy-propagation-pipeline``'s canonicalizer folds
+    ``all_reduce(replicated_to_unreduced(x))`` to ``x`` and leaves the
+    ``replicated_to_unreduced``, whose operand ``sdy-reshard-to-collectives`` may then
+    replace by an unsharded one that no collective accepts (real Shardy fails there)."""
+    for op in reversed(list(root.walk())):
+        if op.name in COLLECTIVES and op.parent is not None \
+                and not any(r.has_uses for r in op.results):
+            op.erase()
+
+
+@register_pass
+@dataclass(frozen=True, slots=True)
+class MakePartitionablePass(Pass):
+    """Reshards around the ops whose per-device computation their shardings do not give
+    (see the module docstring)."""
+
+    NAME = "sdy-ref-make-partitionable"
+
+    def run(self, op: Operation, ctx: PassContext) -> None:
+        table = symbol_table(op)
+        erase_dead_collectives(op)
+        for nested in list(op.walk()):
+            if nested.parent is not None and nested is not op:
+                make_partitionable(nested, table)
