@@ -18,6 +18,8 @@ computation:
 - ``stablehlo.dynamic_update_slice`` with constant start indices: the rule lets the
   update stay sharded along a dimension it only partly covers, where each device would
   need other devices' rows; the update is gathered there;
+- a convolution with feature or batch groups whose feature dimension is sharded
+  indivisibly: padding would change the groups; the factor is replicated;
 - ``stablehlo.get_dimension_size`` of a static dimension is its (global) size, a
   constant: a device asking its shard would get the local size.
 
@@ -45,6 +47,7 @@ from shardy_ref.partition.factor_reshards import (
 from shardy_ref.partition.lowering import Builder
 from shardy_ref.partition.unreduced_collectives import reshard
 from shardy_ref.pass_manager import Pass, PassContext, register_pass
+from shardy_ref.propagate.imports.manual_axes_cleanup import mesh_or_lookup
 from shardy_ref.propagate.rules.registry import get_or_create_sharding_rule
 
 # Ops without a sharding rule that the later passes still partition correctly: constants
@@ -126,6 +129,37 @@ def whole_update_rows(op: Operation, table: SymbolTable) -> None:
     own = {f for dim in rule.operand_mappings[1].dim_mappings for f in dim.factor_indices
            if f not in operand_factors}
     replicate_factors(op, rule, sorted(own), table)
+
+
+@fix("stablehlo.convolution")
+def divisible_feature_groups(op: Operation, table: SymbolTable) -> None:
+    """A convolution with feature or batch groups keeps the factors of its feature and
+    batch dimensions sharded only where they divide them: padding a grouped dimension
+    would change the groups (``sdy-pad-for-divisibility`` cannot)."""
+    groups = (op.attributes["feature_group_count"].value,
+              op.attributes["batch_group_count"].value)
+    if groups == (1, 1):
+        return
+    rule = get_or_create_sharding_rule(op, False, set_sharding_rule_on_op=False)
+    nums = op.attributes["dimension_numbers"]
+    dims = [(0, nums.input_feature_dimension), (0, nums.input_batch_dimension),
+            (1, nums.kernel_output_feature_dimension), (-1, nums.output_feature_dimension)]
+    factors = set()
+    for index, dim in dims:
+        value = op.results[0] if index < 0 else op.operands[index]
+        mapping = (rule.result_mappings[0] if index < 0 else rule.operand_mappings[index])
+        if not divides(get_sharding(value), value.type.shape[dim], dim, table):
+            factors.update(mapping.dim_mappings[dim].factor_indices)
+    if factors:
+        replicate_factors(op, rule, sorted(factors), table)
+
+
+def divides(sharding, size: int, dim: int, table: SymbolTable) -> bool:
+    """Whether ``sharding`` cuts dimension ``dim`` of ``size`` into equal shards."""
+    if sharding is None or not sharding.dim_shardings[dim].axes:
+        return True
+    mesh = mesh_or_lookup(table, sharding.mesh_or_ref)
+    return mesh is None or size % sharding.dim_shardings[dim].sharded_size(mesh) == 0
 
 
 @fix("stablehlo.get_dimension_size")

@@ -434,15 +434,39 @@ def test_channel_ids_continue_after_existing_ones():
     assert "handle = 42, type = 1" in out
 
 
-def test_reshape_with_reordered_axes_is_an_error():
+def test_reshape_with_reordered_axes_runs_on_whole_values():
+    """Operand and result sharded by the same axes in another order cannot be reshaped
+    shard by shard: the reshape is computed replicated between two reshards."""
+    from shardy_ref.execute import run, simulate
+
     text = (f"{_mesh_decl('m22')}\n"
             "func.func @main(%arg0: tensor<4x4xi32> {sdy.sharding = #sdy.sharding<@m22, "
-            '[{"a"}, {"b"}]>}) -> tensor<16xi32> {\n'
+            '[{"a"}, {"b"}]>}) -> (tensor<16xi32> {sdy.sharding = #sdy.sharding<@m22, '
+            '[{"b", "a"}]>}) {\n'
             "  %0 = stablehlo.reshape %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@m22, "
             '[{"b", "a"}]>]>} : (tensor<4x4xi32>) -> tensor<16xi32>\n'
             "  return %0 : tensor<16xi32>\n}\n")
-    with pytest.raises(PassError, match="same axes in the same order"):
-        run_pipeline(text, HALO)
+    out = run_pipeline(text, HALO)
+    assert re.search(r"sdy.reshard %arg0 <@m22, \[\{\}, \{\}\]>", out)
+    assert re.search(r"stablehlo.reshape %0 \{sdy.sharding = #sdy.sharding_per_value<\[<@m22, "
+                     r"\[\{\}\]>\]>\}", out)
+    x = np.arange(16, dtype=np.int32).reshape(4, 4)
+    assert np.array_equal(simulate(text, x, propagate=False)[0], run(text, x)[0])
+
+
+def test_reshape_drops_the_axes_of_a_size_one_dimension():
+    """A size-1 dimension sharded along the axes of the factor it was sliced from (only
+    the first device holds its element): its axes are gathered before the reshape, the
+    others kept (repro 2 of issue 27, the fused-projection pattern)."""
+    text = (f"{_mesh_decl('m22')}\n"
+            "func.func @main(%arg0: tensor<4x1x8xi32> {sdy.sharding = #sdy.sharding<@m22, "
+            '[{}, {"a"}, {"b"}]>}) -> tensor<4x8xi32> {\n'
+            "  %0 = stablehlo.reshape %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@m22, "
+            '[{}, {"b"}]>]>} : (tensor<4x1x8xi32>) -> tensor<4x8xi32>\n'
+            "  return %0 : tensor<4x8xi32>\n}\n")
+    out = run_pipeline(text, HALO)
+    assert re.search(r'sdy.reshard %arg0 <@m22, \[\{\}, \{\}, \{"b"\}\]>', out)
+    assert "same axes" not in out
 
 
 def test_every_device_pair_is_listed_once_for_full_shifts():

@@ -206,5 +206,12 @@ def test_per_device_fails_for_a_wrong_simulator():
 
 
 def test_per_device_reports_a_refused_program():
-    reason = inv.per_device_equals_single_device(random_program(29))
-    assert reason.startswith("refused: 'stablehlo.reshape' op")
+    tuples = ('sdy.mesh @mesh = <["a"=2]>\n'
+              'func.func @main(%arg0: tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, '
+              '[{"a"}]>}) -> tensor<4xf32> {\n'
+              "  %0 = stablehlo.tuple %arg0, %arg0 : tuple<tensor<4xf32>, tensor<4xf32>>\n"
+              "  %1 = stablehlo.get_tuple_element %0[0] : (tuple<tensor<4xf32>, "
+              "tensor<4xf32>>) -> tensor<4xf32>\n"
+              "  return %1 : tensor<4xf32>\n}\n")
+    reason = inv.per_device_equals_single_device(tuples)
+    assert reason.startswith("refused: Shardy propagation doesn't support tuples")

@@ -45,13 +45,16 @@ def _next_channel_id(module: Operation) -> int:
     return max(handles) + 1
 
 
-def resolve_op(op: Operation, halo: bool, state: State) -> None:
+def resolve_op(op: Operation, halo: bool, state: State, rule=None) -> None:
     """One op of the walk: reshapes always, pads/slices/reverses by halo exchange when
-    enabled and possible, else permutation factors replicated."""
+    enabled and possible, else permutation factors replicated. ``rule`` is the op's
+    sharding rule as it was before the walk rewrote its operands (a concatenate of slices
+    has permutation factors only while its operands are slices)."""
     if op.name == "stablehlo.reshape":
         handle_reshape(op, halo, state)
         return
-    rule = get_or_create_sharding_rule(op, False, set_sharding_rule_on_op=False)
+    if rule is None:
+        rule = get_or_create_sharding_rule(op, False, set_sharding_rule_on_op=False)
     if rule is None or rule.is_custom_rule:
         return
     if op.name == "stablehlo.convolution":
@@ -96,8 +99,11 @@ class ResolvePermutationFactorsPass(Pass):
             if child.name == "sdy.mesh":
                 state.mesh_names.setdefault(child.attributes["mesh"], child.attributes[
                     "sym_name"].value)
-        for nested in list(op.walk(post_order=True)):
-            if nested.parent is None or not nested.name.startswith("stablehlo.") \
-                    or is_terminator(nested):
-                continue
-            resolve_op(nested, self.enable_halo_exchange, state)
+        ops = [nested for nested in op.walk(post_order=True)
+               if nested.name.startswith("stablehlo.") and not is_terminator(nested)]
+        rules = {nested: get_or_create_sharding_rule(nested, False,
+                                                     set_sharding_rule_on_op=False)
+                 for nested in ops if nested.name != "stablehlo.reshape"}
+        for nested in ops:
+            if nested.parent is not None:
+                resolve_op(nested, self.enable_halo_exchange, state, rules.get(nested))

@@ -71,8 +71,11 @@ def _sharded_axes(op: Operation) -> set:
     return {a for d in nums.kernel_spatial_dimensions for a in sharding.dim_shardings[d].axes}
 
 
-def _gather_unsplittable_dims(op: Operation, rule: OpShardingRule) -> None:
-    """Reshard each operand so that no dimension of size-1 factors stays sharded."""
+def _gather_unsplittable_dims(op: Operation, rule: OpShardingRule) -> set:
+    """Reshard each operand so that no dimension of size-1 factors stays sharded; the
+    axes taken off a reduction factor's dimension (its all-reduce no longer sums over
+    them: every device now holds the whole, not a part and padding)."""
+    freed = set()
     for index, mapping in enumerate(rule.operand_mappings):
         value = op.operands[index]
         sharding = get_sharding(value)
@@ -83,22 +86,26 @@ def _gather_unsplittable_dims(op: Operation, rule: OpShardingRule) -> None:
                 and sharding.dim_shardings[d].axes]
         if not dims:
             continue
+        for d in dims:
+            if any(f in rule.reduction_factors
+                   for f in mapping.dim_mappings[d].factor_indices):
+                freed.update(sharding.dim_shardings[d].axes)
         new_dims = tuple(dim.replace(axes=(), priority=None) if d in dims else dim
                          for d, dim in enumerate(sharding.dim_shardings))
         op.set_operand(index, reshard(value, sharding.replace(dim_shardings=new_dims),
                                       op).results[0])
+    return freed
 
 
 def handle_convolution(op: Operation, rule: OpShardingRule, state: State) -> None:
     """Gather dimensions of size-1 factors, replicate the untiled window-size factors of
-    ``op`` and drop their axes from the all-reduce of its result."""
-    _gather_unsplittable_dims(op, rule)
+    ``op`` and drop the axes these free from the all-reduce of its result."""
+    freed = _gather_unsplittable_dims(op, rule)
     factors = untiled_window_factors(op, rule)
     before = _sharded_axes(op)
-    if not factors or not before:
-        return
-    replicate_permutation_factors(op, rule, factors, state)
-    freed = before - _sharded_axes(op)
+    if factors and before:
+        replicate_permutation_factors(op, rule, factors, state)
+        freed |= before - _sharded_axes(op)
     result = op.results[0]
     if not freed or not result.has_one_use or result.users[0].name != "sdy.all_reduce":
         return

@@ -28,6 +28,9 @@ from shardy_ref.partition.resolve_permutation_factors.halo import (
     halo_data_exchange,
     manual_shard_count,
 )
+from shardy_ref.partition.resolve_permutation_factors.replicate import (
+    communication_free_slice_dim,
+)
 from shardy_ref.propagate.imports.manual_axes_cleanup import mesh_or_lookup
 
 
@@ -135,6 +138,17 @@ def _local_slice(sharding: TensorSharding, mesh: Mesh, manual: set[str], starts,
     return post
 
 
+def _locally_sliceable(op: Operation, sharding: TensorSharding, mesh: Mesh) -> bool:
+    """Whether every sharded dimension is a slice the later passes can take on each shard
+    as it is (upstream ``isCommunicationFreeSliceDim``). A slice whose windows stay in
+    their devices' shards at other offsets (``[1:6]`` of 8 on 2 devices) needs no
+    communication but a per-device offset: upstream leaves it, and
+    ``sdy-pad-for-divisibility`` then cannot extend it; the halo exchange (with no hops)
+    takes each window at its offset."""
+    return all(communication_free_slice_dim(d, op, sharding, mesh)
+               for d in range(len(sharding.dim_shardings)))
+
+
 def handle_slice(op: Operation, state: State) -> bool:
     """Upstream ``handleSliceOp`` (slices strided along a sharded dim are left to
     replication: the window arithmetic assumes unit strides)."""
@@ -151,7 +165,7 @@ def handle_slice(op: Operation, state: State) -> bool:
         return False
     info = data_exchange(sharding, mesh, operand.type, op.results[0].type,
                          [-s for s in starts], [1] * rank)
-    if not info.manual_axes or not info.needs_comm:
+    if not info.manual_axes or (not info.needs_comm and _locally_sliceable(op, sharding, mesh)):
         return True
     if not info.can_use_halo:
         return False

@@ -14,7 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from shardy_ref.ir.axis_lists import add_axis_or_merge, axis_set_diff
-from shardy_ref.ir.diagnostics import PassError
 from shardy_ref.ir.operation import Operation, Value
 from shardy_ref.ir.sdy_axes import AxisRef, Mesh
 from shardy_ref.ir.sdy_reshard_cse import is_sharding_equivalent_across_reshapes
@@ -305,19 +304,23 @@ def _ordered_axes(sharding: TensorSharding, mesh: Mesh) -> list[AxisRef]:
 
 
 def handle_reshape(op: Operation, halo: bool, state: State) -> None:
-    """Upstream ``handleReshapeOp``."""
+    """Upstream ``handleReshapeOp``, after :func:`align_reshape_axes`."""
     in_sharding, out_sharding = get_sharding(op.operands[0]), get_sharding(op.results[0])
-    if in_sharding is None or out_sharding is None:
+    if (in_sharding is None and out_sharding is None) or \
+            not isinstance(op.operands[0].type, RankedTensorType):
         return
-    if not isinstance(op.operands[0].type, RankedTensorType):
-        return
+    if in_sharding is None or out_sharding is None:  # the other side is replicated
+        mesh_ref = (in_sharding or out_sharding).mesh_or_ref
+        in_sharding = in_sharding or TensorSharding.fully_closed(
+            mesh_ref, len(op.operands[0].type.shape))
+        out_sharding = out_sharding or TensorSharding.fully_closed(
+            mesh_ref, len(op.results[0].type.shape))
     mesh = mesh_or_lookup(state.table, in_sharding.mesh_or_ref)
     if mesh is None:
         return
     if _ordered_axes(in_sharding, mesh) != _ordered_axes(out_sharding, mesh):
-        raise PassError(op.location, f"reshape operand sharding {in_sharding} and result "
-                        f"sharding {out_sharding} do not use the same axes in the same order; "
-                        "run sdy-insert-explicit-reshards first")
+        op = align_reshape_axes(op, in_sharding, out_sharding, mesh)
+        in_sharding, out_sharding = get_sharding(op.operands[0]), get_sharding(op.results[0])
     a = _analyse(op, in_sharding, out_sharding, mesh, halo)
     if a.communication_free:
         return
@@ -325,3 +328,35 @@ def handle_reshape(op: Operation, halo: bool, state: State) -> None:
         _halo_reshape(op, in_sharding, out_sharding, mesh, a, state)
         return
     replicate_reshape(op, in_sharding, out_sharding, mesh, a.groups)
+
+
+def align_reshape_axes(op: Operation, in_sharding: TensorSharding,
+                       out_sharding: TensorSharding, mesh: Mesh) -> Operation:
+    """A reshape whose operand and result are sharded by different axes (or in another
+    order) cannot reshape each shard on its own; upstream assumes explicit reshards made
+    them agree. They need not: a size-1 dimension keeps the axes of the factor it was
+    sliced from (only the first shard holds its element, the others padding), which a
+    reshape drops. Our fix: reshard away the axes on size-1 dimensions around the
+    reshape; if the two sides still differ, every axis (the reshape then runs on whole
+    values). Returns the new reshape."""
+    in_type, out_type = op.operands[0].type, op.results[0].type
+    new_in = _without_unit_dim_axes(in_sharding, in_type)
+    new_out = _without_unit_dim_axes(out_sharding, out_type)
+    if _ordered_axes(new_in, mesh) != _ordered_axes(new_out, mesh):
+        new_in = _remove_axis_refs(new_in, _ordered_axes(new_in, mesh), mesh)
+        new_out = _remove_axis_refs(new_out, _ordered_axes(new_out, mesh), mesh)
+    operand = reshard(op.operands[0], new_in, op).results[0]
+    new = Operation("stablehlo.reshape", [operand], [out_type], location=op.location)
+    op.parent.insert_after(op, new)
+    set_sharding(new.results[0], new_out)
+    back = reshard(new.results[0], out_sharding, new.next_op)
+    op.results[0].replace_all_uses_with(back.results[0])
+    op.erase()
+    return new
+
+
+def _without_unit_dim_axes(sharding: TensorSharding, type_: RankedTensorType
+                           ) -> TensorSharding:
+    return sharding.replace(dim_shardings=tuple(
+        d.replace(axes=()) if n == 1 else d
+        for d, n in zip(sharding.dim_shardings, type_.shape, strict=True)))
