@@ -12,7 +12,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shardy_ref.ir.diagnostics import PassError
 from shardy_ref.ir.sdy_axes import AxisRef, Mesh, MeshAxis
 from shardy_ref.ir.types import IntegerType, RankedTensorType
 from shardy_ref.partition.resolve_permutation_factors.geometry import (
