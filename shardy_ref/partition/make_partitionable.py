@@ -37,7 +37,7 @@ from shardy_ref.ir.op_traits import is_terminator
 from shardy_ref.ir.operation import Operation
 from shardy_ref.ir.symbols import SymbolTable, symbol_table
 from shardy_ref.ir.types import RankedTensorType
-from shardy_ref.ir.value_sharding import get_sharding
+from shardy_ref.ir.value_sharding import get_sharding, set_sharding, shardable_value
 from shardy_ref.partition.factor_reshards import (
     is_dim_sharded,
     replicate_all,
@@ -195,6 +195,21 @@ def erase_dead_collectives(root: Operation) -> None:
             op.erase()
 
 
+def name_replicated_sources(root: Operation) -> None:
+    """An ``sdy.reshard`` to a replicated sharding of a value without one is a no-op that
+    ``sdy-reshard-to-collectives`` replaces by the value; a collective using it would then
+    have an operand without a sharding, which no collective accepts (real Shardy fails
+    there). The value gets the reshard's sharding, which means the same."""
+    for op in root.walk():
+        if op.name != "sdy.reshard" or not any(u.name in COLLECTIVES
+                                               for u in op.results[0].users):
+            continue
+        source, target = op.operands[0], op.attributes["sharding"]
+        if get_sharding(source) is None and not is_dim_sharded(target) \
+                and not target.unreduced_axes and shardable_value(source) is source:
+            set_sharding(source, target)
+
+
 @register_pass
 @dataclass(frozen=True, slots=True)
 class MakePartitionablePass(Pass):
@@ -206,6 +221,7 @@ class MakePartitionablePass(Pass):
     def run(self, op: Operation, ctx: PassContext) -> None:
         table = symbol_table(op)
         erase_dead_collectives(op)
+        name_replicated_sources(op)
         for nested in list(op.walk()):
             if nested.parent is not None and nested is not op:
                 make_partitionable(nested, table)

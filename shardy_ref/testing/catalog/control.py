@@ -135,3 +135,14 @@ def custom_call_sharding(s, x, shape):
     t = tensor(shape)
     return s.op(f'stablehlo.custom_call @Sharding({x}) {{mhlo.sharding = "{{replicated}}"}} '
                 f": ({t}) -> {t}"), shape
+
+
+@kind("tokens", "stablehlo.create_token", "stablehlo.after_all",
+      "stablehlo.optimization_barrier")
+def tokens(s, x, shape):
+    """A token made and joined, held with the value in an optimization barrier."""
+    t = tensor(shape)
+    first = s.op("stablehlo.create_token : !stablehlo.token")
+    joined = s.op(f"stablehlo.after_all {first}, {first} : !stablehlo.token")
+    value, _ = s.ops(f"stablehlo.optimization_barrier {x}, {joined} : {t}, !stablehlo.token", 2)
+    return s.op(f"stablehlo.negate {value} : {t}"), shape

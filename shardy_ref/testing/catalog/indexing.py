@@ -83,6 +83,24 @@ def gather_take(s, x, shape):
                    start_map=[d], ivd=1, sizes=sizes)
 
 
+@kind("dynamic_gather", "stablehlo.dynamic_gather")
+def dynamic_gather(s, x, shape):
+    """``gather_take`` with its slice sizes in an operand (constant here)."""
+    d = s.rng.randrange(len(shape))
+    k = 3
+    idx = s.indices((k, 1), shape[d])
+    rest = [n for i, n in enumerate(shape) if i != d]
+    out = (*rest[:d], k, *rest[d:])
+    offset = [i for i in range(len(shape)) if i != d]
+    sizes = s.const_array([1 if i == d else n for i, n in enumerate(shape)], "i64")
+    dims = (f"offset_dims = {offset}, collapsed_slice_dims = [{d}], start_index_map = [{d}], "
+            "index_vector_dim = 1")
+    return s.op(f'"stablehlo.dynamic_gather"({x}, {idx}, {sizes}) {{dimension_numbers = '
+                f"#stablehlo.gather<{dims}>, indices_are_sorted = false}} : ({tensor(shape)}, "
+                f"{tensor((k, 1), 'i32')}, {tensor((len(shape),), 'i64')}) -> "
+                f"{tensor(out)}"), tuple(out)
+
+
 @kind("gather_points", "stablehlo.gather")
 def gather_points(s, x, shape):
     """``x[rows, cols]``: one element per index vector."""

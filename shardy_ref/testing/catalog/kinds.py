@@ -54,10 +54,8 @@ NOT_SWEPT: dict[str, str] = {
          "check.expect_eq", "check.expect_eq_const", "check.expect_serialized_eq",
          "interpreter.print", "interpreter.probe", "interpreter.run_parallel"),
         "a test-harness op of stablehlo-translate, not part of a program to partition"),
-    **dict.fromkeys(
-        ("stablehlo.partition_id", "stablehlo.replica_id"),
-        "names the device running it: the single-device program and the partitioned one "
-        "differ by definition (swept inside sdy.manual_computation instead)"),
+    "stablehlo.replica_id": "names the replica running it, and partitioned programs have "
+    "one replica (stablehlo.partition_id is swept inside sdy.manual_computation)",
     **dict.fromkeys(
         ("stablehlo.infeed", "stablehlo.outfeed", "stablehlo.send", "stablehlo.recv"),
         "host I/O: the simulator has no host to read from or write to"),
@@ -65,6 +63,8 @@ NOT_SWEPT: dict[str, str] = {
         ("sdy.data_flow_edge", "sdy.func_data_flow_edge"),
         "created and removed by sdy-propagation-pipeline itself, never in its input"),
     "chlo._asin_acos_kernel": "an internal op of CHLO's asin/acos decompositions",
+    "stablehlo.set_dimension_size": "gives a bounded dynamic shape; the simulator cuts "
+    "only static shapes into shards (it refuses the program with a located error)",
     "sdy.named_computation": "real Shardy's sdy-propagation-pipeline rejects it in its input "
     "('sdy.data_flow_edge' op expected input ... not be defined by an SdyDialect op), as we "
     "do; programs get it from func.call during propagation, swept as the kind 'call'",

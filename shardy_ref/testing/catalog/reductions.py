@@ -209,6 +209,21 @@ def convolution_grouped(s, x, shape):
                 f"({tensor(shape)}, {tensor((2, 1, c))}) -> {tensor(out)}"), out
 
 
+@kind("dynamic_conv", "stablehlo.dynamic_conv", shapes=RANK3)
+def dynamic_conv(s, x, shape):
+    """``convolution_1d`` with its padding in an operand (constant here)."""
+    if len(shape) != 3:
+        return None
+    b, w, c = shape
+    kernel = s.arg((3, c, 4))
+    padding = s.op(f"stablehlo.constant dense<[[1, 1]]> : {tensor((1, 2), 'i64')}")
+    out = (b, w, 4)
+    return s.op(f'"stablehlo.dynamic_conv"({x}, {kernel}, {padding}) {{batch_group_count = 1 '
+                f": i64, dimension_numbers = #stablehlo.conv<[b, 0, f]x[0, i, o]->[b, 0, f]>, "
+                f"feature_group_count = 1 : i64}} : ({tensor(shape)}, {tensor((3, c, 4))}, "
+                f"{tensor((1, 2), 'i64')}) -> {tensor(out)}"), out
+
+
 @kind("dot_general_matmul", "stablehlo.dot_general")
 def dot_general_matmul(s, x, shape):
     """``x @ w`` contracting the last dimension."""

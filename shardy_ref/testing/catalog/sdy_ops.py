@@ -99,10 +99,11 @@ def sdy_collectives(s, x, shape):
 
 
 @kind("sdy_unreduced", "sdy.replicated_to_unreduced", "sdy.all_reduce",
-      "sdy.sharded_to_unreduced")
+      "sdy.sharded_to_unreduced", "sdy.reduce_scatter")
 def sdy_unreduced(s, x, shape):
-    """A replicated value made unreduced along an axis, then all-reduced back; and a
-    sharded one made unreduced along its sharding axis, then all-reduced."""
+    """A replicated value made unreduced along an axis, then all-reduced back; made
+    unreduced again and reduce-scattered; then made unreduced from its sharding along the
+    axis and all-reduced."""
     axis, size = s.rng.choice(s.mesh)
     t = tensor(shape)
     none = [[] for _ in shape]
@@ -113,6 +114,10 @@ def sdy_unreduced(s, x, shape):
     if shape[0] % size:
         return r, shape
     rows = [[axis], *none[1:]]
+    u1 = s.op(f'sdy.replicated_to_unreduced {{"{axis}"}} {r} out_sharding='
+              f"{sharding(none, [axis])} : {t}")
+    r = s.op(f'sdy.reduce_scatter [{{"{axis}"}}{", {}" * (len(shape) - 1)}] {u1} '
+             f"out_sharding={sharding(rows)} : {t}")
     b = s.op(f"sdy.reshard {r} {sharding(rows)} : {t}")
     u2 = s.op(f'sdy.sharded_to_unreduced [{{"{axis}"}}{", {}" * (len(shape) - 1)}] {b} '
               f"out_sharding={sharding(none, [axis])} : {t}")
@@ -315,4 +320,20 @@ def manual_axis_index(s, x, shape):
             stride, (), "i32"), (), "i32"), inner.const(sizes[axis], (), "i32"), (), "i32")
         f = inner.convert(idx, (), "i32", "f32")
         return inner.binary("add", a, inner.broadcast(f, (), [], local), local), local, dims
+    return _manual(s, x, shape, body)
+
+
+@kind("manual_collective_reduce", "sdy.manual_computation", "stablehlo.collective_reduce")
+def manual_collective_reduce(s, x, shape):
+    """The sum over an axis lands on the first device of each group, the others get
+    zeros (so the axis must shard ``x``: each block is then well defined)."""
+    def body(inner, a, local, dims):
+        picked = _sharded_axis(s, dims)
+        if picked is None:
+            return None, None, None
+        axis = picked[1]
+        r = inner.op(f'"stablehlo.collective_reduce"({a}) {inner.scalar_body("add")} {{'
+                     f"replica_groups = {_groups_attr(_groups(s.mesh, axis))}, {CHANNEL}, "
+                     f"use_global_device_ids}} : ({tensor(local)}) -> {tensor(local)}")
+        return r, local, dims
     return _manual(s, x, shape, body)
