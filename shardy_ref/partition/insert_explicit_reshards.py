@@ -360,18 +360,20 @@ _BODY_KINDS = {"stablehlo.add": ReductionOp.SUM, "stablehlo.maximum": ReductionO
 
 def reduction_kind(op: Operation) -> ReductionOp | None:
     """How partial results of ``op``'s reduction factors combine across devices: a sum
-    for contractions, the body's op for a ``stablehlo.reduce`` whose body is one add, max or
-    min, and None for any other body (a product, an argmax...) or for a sum whose init
-    values are not constant zeros (every device would add them in once more; max and min
-    may take them any number of times), whose reduction factors are then replicated
-    before the op rather than all-reduced after it (our deviation: upstream all-reduces
-    with the sharding's op, a sum, and the result is wrong; see
-    ``tests/known_differences.md``)."""
-    if op.name != "stablehlo.reduce":
+    for contractions; for a ``stablehlo.reduce`` or ``stablehlo.scatter`` the op of its body
+    when that is one add, max or min, and None for any other body (a product, an argmax, a
+    scatter that replaces...) or for a reduce summing from init values that are not
+    constant zeros (every device would add them in once more; max and min may take them any
+    number of times). With None the reduction factors are replicated before the op rather
+    than all-reduced after it (our deviation: upstream all-reduces with the sharding's op,
+    a sum, and the result is wrong; see ``tests/known_differences.md``)."""
+    if op.name not in ("stablehlo.reduce", "stablehlo.scatter"):
         return ReductionOp.SUM
-    half = len(op.operands) // 2
-    kind = _BODY_KINDS.get(common_reduction_op(op, half))
-    if kind is ReductionOp.SUM and not all(_is_zero(v) for v in op.operands[half:]):
+    count = len(op.operands) // 2 if op.name == "stablehlo.reduce" \
+        else (len(op.operands) - 1) // 2
+    kind = _BODY_KINDS.get(common_reduction_op(op, count))
+    if op.name == "stablehlo.reduce" and kind is ReductionOp.SUM and \
+            not all(_is_zero(v) for v in op.operands[count:]):
         return None
     return kind
 

@@ -31,6 +31,10 @@ PROPAGATION_PIPELINE = "sdy-propagation-pipeline"
 # propagation, without the export passes that rewrite shardings for the partitioner
 PROPAGATION_STAGE = ("sdy-import-pipeline,sdy-apply-sharding-constraints,"
                      "sdy-sharding-group-import,sdy-user-priority-propagate")
+# the same, with the data-flow edges it adds sunk into their ops again, so that its output is
+# valid input for another run (sdy-add-data-flow-edges refuses a data-flow op's results
+# that already have edges)
+PROPAGATION_STAGE_SUNK = PROPAGATION_STAGE + ",func.func(sdy-sink-data-flow-edges)"
 EXPLICIT_RESHARDS = "sdy-insert-explicit-reshards{enable-full-version=true}"
 RESHARD_TO_COLLECTIVES = "sdy-reshard-to-collectives"
 COLLECTIVES = frozenset({"sdy.all_gather", "sdy.all_slice", "sdy.all_to_all",
@@ -114,14 +118,22 @@ def _main(module):
 def user_shardings(text: str) -> list[tuple[str, TensorSharding | None]]:
     """The user shardings of ``@main``, in order, each with a name for messages: its
     arguments, its results, then every ``sdy.sharding_constraint`` (None where unsharded)."""
+    return _signature_shardings(text) + _constraint_shardings(text)
+
+
+def _signature_shardings(text: str) -> list[tuple[str, TensorSharding | None]]:
     func = _main(_parse(text))
     out = [(f"argument {i}", get_sharding(a))
            for i, a in enumerate(func.regions[0].blocks[0].args)]
     out += [(f"result {i}", get_func_result_sharding(func, i))
             for i in range(len(function_type(func).results))]
-    out += [(f"sharding_constraint {i}", op.attributes["sharding"]) for i, op in
-            enumerate(o for o in func.walk() if o.name == "sdy.sharding_constraint")]
     return out
+
+
+def _constraint_shardings(text: str) -> list[tuple[str, TensorSharding]]:
+    return [(f"sharding_constraint {i}", op.attributes["sharding"]) for i, op in
+            enumerate(o for o in _main(_parse(text)).walk()
+                      if o.name == "sdy.sharding_constraint")]
 
 
 def _extension_error(before: TensorSharding, after: TensorSharding | None) -> str | None:
@@ -169,25 +181,34 @@ def verifier_sound(text: str, *, subject: Subject = REFERENCE) -> None:
 def propagation_extends_user_shardings(text: str, *, subject: Subject = REFERENCE,
                                        pipeline: str = PROPAGATION_STAGE) -> None:
     """Propagation keeps every user sharding (spec 001 §4.1, §4.2: ``@main``'s arguments and
-    results and each sharding constraint): a closed dimension is unchanged, an open one is
+    results, and each sharding constraint, which some constraint of the output must keep):
+    a closed dimension is unchanged, an open one is
     only extended at its end (000 §3.2), explicitly replicated axes stay replicated and
     never shard a dimension (000 §3.3). Checked on the propagation stage of
     ``sdy-propagation-pipeline``: its export passes legitimately rewrite input/output
     shardings for the partitioner (drop replicated axes, sub-axes, non-divisible axes)."""
     out = subject.run_pipeline(text, pipeline)
-    before, after = user_shardings(text), user_shardings(out)
+    name = "propagation_extends_user_shardings"
+    before, after = _signature_shardings(text), _signature_shardings(out)
     if len(before) != len(after):
-        raise InvariantViolation("propagation_extends_user_shardings", f"{len(before)} user "
-                                 f"shardings before propagation, {len(after)} after")
-    for (name, old), (_, new) in zip(before, after, strict=True):
+        raise InvariantViolation(name, f"{len(before)} arguments and results before "
+                                 f"propagation, {len(after)} after")
+    for (what, old), (_, new) in zip(before, after, strict=True):
         why = None if old is None else _extension_error(old, new)
         if why is not None:
-            raise InvariantViolation("propagation_extends_user_shardings",
-                                     f"{name}: {why}: {old} became {new}")
+            raise InvariantViolation(name, f"{what}: {why}: {old} became {new}")
+    # the import passes add constraints of their own (for sharding groups, for operands of
+    # manual computations: real Shardy too), so each user constraint is looked for
+    kept = [new for _, new in _constraint_shardings(out)]
+    for what, old in _constraint_shardings(text):
+        if not any(new.rank == old.rank and _extension_error(old, new) is None
+                   for new in kept):
+            raise InvariantViolation(name, f"{what}: no constraint after propagation "
+                                     f"keeps {old}")
 
 
 def propagation_fixpoint(text: str, *, subject: Subject = REFERENCE,
-                         pipeline: str = PROPAGATION_STAGE) -> None:
+                         pipeline: str = PROPAGATION_STAGE_SUNK) -> None:
     """Propagation reaches a fixpoint: running it on its own output decides the same
     sharding for every value (``algorithms.md`` §5: shardings only grow, and propagation
     stops when no step applies). The ops must be the same; their operands may be rewired,
@@ -229,15 +250,20 @@ def value_shardings(text: str) -> list[tuple[str, object]]:
     return out
 
 
-def reshard_reaches_target(text: str, *, subject: Subject = REFERENCE) -> None:
+def reshard_reaches_target(text: str, *, subject: Subject = REFERENCE) -> str | None:
     """After ``sdy-propagation-pipeline`` and ``sdy-insert-explicit-reshards`` (full
     version), ``sdy-reshard-to-collectives`` leaves no ``sdy.reshard`` (spec 003 §2.13) and
     every operand of every other op is sharded as that op expected before the lowering: the
     last collective of each chain has the reshard's sharding as its ``out_sharding``
-    (003 §2.1-2.5), and each returned value has the function's result sharding."""
+    (003 §2.1-2.5), and each returned value has the function's result sharding. Not
+    checked on a program with an ``sdy.propagation_barrier``: XLA lowers barriers to their
+    operands before these passes, and upstream's explicit reshards do not look through one
+    (a returned barrier keeps its own sharding, in real Shardy too)."""
     name = "reshard_reaches_target"
-    explicit = subject.run_pipeline(subject.run_pipeline(text, PROPAGATION_PIPELINE),
-                                    EXPLICIT_RESHARDS)
+    propagated = subject.run_pipeline(text, PROPAGATION_PIPELINE)
+    if "sdy.propagation_barrier" in propagated:
+        return "not applicable: a propagation barrier reaches the export passes"
+    explicit = subject.run_pipeline(propagated, EXPLICIT_RESHARDS)
     lowered = subject.run_pipeline(explicit, RESHARD_TO_COLLECTIVES)
     module = _parse(lowered)
     left = [op for op in module.walk() if op.name == "sdy.reshard"]
@@ -253,6 +279,7 @@ def reshard_reaches_target(text: str, *, subject: Subject = REFERENCE) -> None:
             raise InvariantViolation(name, f"operand {i} of {op_name} is sharded {actual}, "
                                      f"expected {expected}")
     _check_returns(name, module)
+    return None
 
 
 def _expected_operand_shardings(module, skip, follow: bool = True) -> list[tuple]:

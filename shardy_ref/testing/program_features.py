@@ -1,6 +1,7 @@
 """The optional parts of :func:`shardy_ref.testing.programs.random_program`: sharding
 groups, manual computations (spec 004), ``stablehlo.while`` / ``stablehlo.case``, calls of
-private functions and dimension priorities. Each step appends well-typed ops to ``@main``
+private functions, dimension priorities, and the kinds of the op catalog
+(:mod:`shardy_ref.testing.program_catalog`). Each step appends well-typed ops to ``@main``
 and draws from the program's own random generator, so a seed still names one program."""
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ class Features:
     control_flow: bool = False
     calls: bool = False
     priorities: bool = False
+    ops: bool = False  # every kind of the op catalog (shardy_ref.testing.catalog)
 
     @property
     def any_extra(self) -> bool:
@@ -28,10 +30,12 @@ class Features:
 
     @classmethod
     def parse(cls, text: str, max_ops: int = 8) -> Features:
-        """``groups,manual,control-flow,calls,priorities`` (any subset, comma-separated)
-        as features; a ValueError names an unknown one."""
+        """``groups,manual,control-flow,calls,priorities,ops`` (any subset,
+        comma-separated; ``all`` for every one) as features; a ValueError names an unknown
+        one."""
         names = {"groups": "sharding_groups", "manual": "manual_computations",
-                 "control-flow": "control_flow", "calls": "calls", "priorities": "priorities"}
+                 "control-flow": "control_flow", "calls": "calls", "priorities": "priorities",
+                 "ops": "ops"}
         on = {}
         for word in filter(None, (w.strip() for w in text.split(","))):
             if word == "all":

@@ -16,8 +16,8 @@ UNARY = ("negate", "abs", "tanh", "exponential")
 BINARY = ("add", "multiply", "subtract", "maximum")
 
 
-def tensor(shape) -> str:
-    return "tensor<" + "".join(f"{d}x" for d in shape) + "f32>"
+def tensor(shape, dtype: str = "f32") -> str:
+    return "tensor<" + "".join(f"{d}x" for d in shape) + f"{dtype}>"
 
 
 @dataclass
@@ -31,6 +31,8 @@ class Program:
     priorities: bool = False  # ``{"a"}p1`` on some dimensions (Features.priorities)
     funcs: list[str] = field(default_factory=list)  # private callees (Features.calls)
     groups: dict[int, tuple[int, ...]] = field(default_factory=dict)  # group id -> shape
+    dtypes: dict[str, str] = field(default_factory=dict)  # argument -> element type if not f32
+    kinds: list[str] = field(default_factory=list)  # catalog kinds drawn (Features.ops)
 
     def sharding(self, shape) -> str:
         """A random valid sharding of a tensor of ``shape`` on the mesh."""
@@ -67,11 +69,13 @@ class Program:
             return ""
         return f"p{self.rng.randint(0, 3)}"
 
-    def new_arg(self, shape, sharded: float = 0.6) -> str:
+    def new_arg(self, shape, sharded: float = 0.6, dtype: str = "f32") -> str:
         name = f"%arg{len(self.args)}"
         attr = (f" {{sdy.sharding = #sdy.sharding<{self.sharding(shape)}>}}"
                 if self.rng.random() < sharded else "")
         self.args.append((name, shape, attr))
+        if dtype != "f32":
+            self.dtypes[name] = dtype
         return name
 
     def emit(self, text: str, shape) -> str:
@@ -145,6 +149,12 @@ def random_program(seed: int, features=None, ops: int | None = None) -> str:
     groups, manual computations, control flow, calls and priorities; without it (or with
     all of them off and ``max_ops=8``) the program is the one older versions gave. With
     ``ops``, the body has at least that many ops (for throughput measurements)."""
+    return draw_program(seed, features, ops)[0]
+
+
+def draw_program(seed: int, features=None, ops: int | None = None) -> tuple[str, list[str]]:
+    """:func:`random_program` and the catalog kinds it drew (with ``Features.ops``)."""
+    from shardy_ref.testing.program_catalog import catalog_step
     from shardy_ref.testing.program_features import Features, extra_step
 
     features = features if features is not None else Features()
@@ -156,6 +166,8 @@ def random_program(seed: int, features=None, ops: int | None = None) -> str:
         shape = tuple(rng.choice(DIM_SIZES) for _ in range(rng.randint(1, 3)))
         p.values.append((p.new_arg(shape, 0.8), shape))
     for _ in range(rng.randint(min(2, features.max_ops), features.max_ops)):
+        if features.ops and rng.random() < 0.5 and catalog_step(p):
+            continue
         if not (features.any_extra and rng.random() < 0.35 and extra_step(p, features)):
             _step(p)
     while ops is not None and len(p.lines) < ops:
@@ -167,28 +179,41 @@ def random_program(seed: int, features=None, ops: int | None = None) -> str:
                 if rng.random() < 0.4 else "")
         result_types.append(f"{tensor(shape)}{attr}")
     mesh_text = ", ".join(f'"{n}"={s}' for n, s in mesh)
-    args = ", ".join(f"{n}: {tensor(s)}{a}" for n, s, a in p.args)
+    args = ", ".join(f"{n}: {tensor(s, p.dtypes.get(n, 'f32'))}{a}" for n, s, a in p.args)
     body = "\n".join(p.lines)
     return (f"sdy.mesh @mesh = <[{mesh_text}]>\n" + "".join(p.funcs) +
             f"func.func @main({args}) -> ({', '.join(result_types)}) {{\n{body}\n"
             f"  return {', '.join(v for v, _ in results)} : "
-            f"{', '.join(tensor(s) for _, s in results)}\n}}\n")
+            f"{', '.join(tensor(s) for _, s in results)}\n}}\n"), p.kinds
 
 
 def programs(*, max_ops: int = 8, sharding_groups: bool = False,
              manual_computations: bool = False, control_flow: bool = False,
-             calls: bool = False, priorities: bool = False) -> st.SearchStrategy[str]:
+             calls: bool = False, priorities: bool = False,
+             ops: bool = False) -> st.SearchStrategy[str]:
     """Module texts of :func:`random_program` for random seeds: a mesh of 1-3 axes of size
     2 or 4, ``@main`` with up to ``max_ops`` steps, user shardings and
     ``sdy.sharding_constraint`` valid by spec 000 §3.1-§3.4 and spec 003 §3.18, and, when
     asked for, ``sdy.sharding_group`` (same-shape values per group id, spec 003 §2.16),
     ``sdy.manual_computation`` (closed in/out shardings on manual axes only, spec 003 §2.8,
     spec 004), ``stablehlo.while`` / ``stablehlo.case``, ``func.call`` of private functions,
-    and dimension priorities ``{"a"}p1`` (never on an empty closed dimension, spec 000
-    §3.6). Every program parses, verifies, prints back identically and is accepted by
-    upstream's ``-sdy-propagation-pipeline``."""
+    dimension priorities ``{"a"}p1`` (never on an empty closed dimension, spec 000 §3.6),
+    and with ``ops`` every kind of the op catalog (:mod:`shardy_ref.testing.catalog`: the
+    ops the interpreter runs, with sharded operands, run-time indices and sub-axis
+    reshapes). Every program parses, verifies and prints back identically; without
+    ``ops`` it is also accepted by upstream's ``-sdy-propagation-pipeline``.
+
+    Drawing a program takes milliseconds, but checking one runs passes and interpreters:
+    tests that ``@given`` these should set ``deadline=None`` (as the CI profile in
+    ``tests/profiles.py`` does)."""
     from shardy_ref.testing.program_features import Features
 
     features = Features(max_ops, sharding_groups, manual_computations, control_flow, calls,
-                        priorities)
+                        priorities, ops)
     return st.integers(0, 2**32 - 1).map(lambda seed: random_program(seed, features))
+
+
+def programs_with_kinds(features=None) -> st.SearchStrategy[tuple[str, list[str]]]:
+    """:func:`programs` of ``features`` (a :class:`Features`), each with the catalog kinds
+    it drew (for coverage counts)."""
+    return st.integers(0, 2**32 - 1).map(lambda seed: draw_program(seed, features))

@@ -1,6 +1,9 @@
 """``shardy-ref fuzz``: run the invariants of :mod:`shardy_ref.testing.invariants` on random
-sharded programs (:func:`shardy_ref.testing.programs.programs`, drawn by hypothesis from
-``--seed``, no example database). A failure is shrunk (hypothesis, then ops and shardings
+sharded programs (:func:`shardy_ref.testing.programs.programs` with ``--features``, by
+default all of them: every kind of the op catalog, sharding groups, manual computations,
+control flow, calls and priorities; drawn by hypothesis from ``--seed``, no example
+database). Each run ends with how often the op catalog's kinds were drawn (the full table
+with ``--stats``). A failure is shrunk (hypothesis, then ops and shardings
 taken out while it still fails: :mod:`shardy_ref.testing.shrink`) and written to
 ``--save DIR`` as ``<invariant>-<seed>.mlir`` with a header naming the invariant, its
 message and a one-line command that checks that file again; the exit status is then 1.
@@ -34,8 +37,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=int, default=1, help="invariants run in J processes (1)")
     p.add_argument("--save", metavar="DIR", default=DEFAULT_SAVE,
                    help=f"where counterexamples go (./{DEFAULT_SAVE})")
+    p.add_argument("--features", default="all", metavar="LIST",
+                   help="what random programs hold besides a plain op chain: any of "
+                   "ops (every kind of the op catalog), groups, manual, control-flow, calls, "
+                   "priorities, comma-separated, or all (default), or none")
     p.add_argument("--stats", action="store_true", help="measure programs per second "
-                   "through sdy-propagation-pipeline, and where the time goes")
+                   "through sdy-propagation-pipeline and where the time goes; after a run, "
+                   "print how often each op kind was drawn")
     return p
 
 
@@ -51,6 +59,7 @@ class Outcome:
     skip_reason: str | None = None
     message: str | None = None
     program: str | None = None
+    kinds: dict | None = None  # op catalog kind -> times drawn in this invariant's programs
 
 
 def main(argv: list[str]) -> int:
@@ -59,14 +68,21 @@ def main(argv: list[str]) -> int:
         sys.stderr.write("shardy-ref fuzz: --examples and --jobs must be at least 1\n")
         return 1
     names = opts.invariant or list(INVARIANTS)
+    try:
+        features = _features(opts.features)
+    except ValueError as e:
+        sys.stderr.write(f"shardy-ref fuzz: --features: {e}\n")
+        return 2
     if opts.stats:
         from shardy_ref.tools.fuzz_stats import print_stats
         print_stats(sys.stdout)
         if not opts.invariant and not opts.files:
+            print_drawn_kinds(sys.stdout, opts.examples, opts.seed, features)
             return 0
     if opts.files:
         return _check_files(opts.files, names)
-    outcomes = _run_all(names, opts.examples, opts.seed, opts.jobs)
+    outcomes = _run_all(names, opts.examples, opts.seed, opts.jobs, features)
+    print_coverage(sys.stdout, outcomes, features, full=opts.stats)
     failed = [o for o in outcomes if o.message is not None]
     for o in failed:
         path = save_counterexample(Path(opts.save), o, opts.seed)
@@ -74,23 +90,37 @@ def main(argv: list[str]) -> int:
     return 1 if failed else 0
 
 
+def _features(text: str):
+    from shardy_ref.testing.program_features import Features
+
+    return Features() if text.strip() == "none" else Features.parse(text)
+
+
 # -- one invariant --------------------------------------------------------------------------
-def fuzz_invariant(name: str, examples: int, seed: int, on_example=None) -> Outcome:
-    """Run invariant ``name`` on ``examples`` random programs drawn from ``seed``; on a
-    failure hypothesis shrinks it, and the outcome holds the smallest failing program."""
+def fuzz_invariant(name: str, examples: int, seed: int, on_example=None,
+                   features=None) -> Outcome:
+    """Run invariant ``name`` on ``examples`` random programs drawn from ``seed`` (with
+    ``features``, default all); on a failure hypothesis shrinks it, and the outcome holds
+    the smallest failing program."""
+    from collections import Counter
+
     from hypothesis import HealthCheck, given, settings
     from hypothesis import seed as seeded
 
-    from shardy_ref.testing.programs import programs
+    from shardy_ref.testing.programs import programs_with_kinds
 
     check = INVARIANTS[name]
+    features = features if features is not None else _features("all")
     seen = {"examples": 0, "skipped": 0, "reason": None, "failure": None}
+    kinds: Counter = Counter()
 
     @seeded(seed)
     @settings(max_examples=examples, database=None, deadline=None,
               suppress_health_check=list(HealthCheck), report_multiple_bugs=False)
-    @given(programs())
-    def body(text: str) -> None:
+    @given(programs_with_kinds(features))
+    def body(drawn: tuple[str, list[str]]) -> None:
+        text, drawn_kinds = drawn
+        kinds.update(drawn_kinds)
         seen["examples"] += 1
         if on_example is not None:
             on_example()
@@ -112,7 +142,7 @@ def fuzz_invariant(name: str, examples: int, seed: int, on_example=None) -> Outc
     if program is not None:
         message, program = _shrink_further(check, message, program)
     return Outcome(name, seen["examples"], seen["skipped"], time.perf_counter() - start,
-                   seen["reason"], message, program)
+                   seen["reason"], message, program, dict(kinds))
 
 
 def _shrink_further(check, message: str, program: str) -> tuple[str, str]:
@@ -176,7 +206,8 @@ def _check_files(files: list[str], names: list[str]) -> int:
 
 
 # -- many invariants, with progress ---------------------------------------------------------
-def _run_all(names: list[str], examples: int, seed: int, jobs: int) -> list[Outcome]:
+def _run_all(names: list[str], examples: int, seed: int, jobs: int,
+             features=None) -> list[Outcome]:
     from shardy_ref.tools.fuzz_progress import reporter
 
     with reporter(names, examples) as report:
@@ -184,14 +215,50 @@ def _run_all(names: list[str], examples: int, seed: int, jobs: int) -> list[Outc
             outcomes = []
             for name in names:
                 outcome = fuzz_invariant(name, examples, seed,
-                                         on_example=lambda n=name: report.advance(n))
+                                         on_example=lambda n=name: report.advance(n),
+                                         features=features)
                 report.finish(outcome)
                 outcomes.append(outcome)
             return outcomes
-        return _run_parallel(names, examples, seed, jobs, report)
+        return _run_parallel(names, examples, seed, jobs, report, features)
 
 
-def _run_parallel(names, examples: int, seed: int, jobs: int, report) -> list[Outcome]:
+def print_coverage(out, outcomes: list[Outcome], features, full: bool = False) -> None:
+    """How often each op kind of the catalog was drawn, in the programs of the invariant
+    that saw the fewest (every invariant draws its own programs): one line, or with
+    ``full`` a table of every kind, fewest first."""
+    if not getattr(features, "ops", False) or not outcomes:
+        return
+    from shardy_ref.testing.program_catalog import KIND_NAMES
+
+    fewest = min(outcomes, key=lambda o: sum((o.kinds or {}).values()))
+    counts = {k: (fewest.kinds or {}).get(k, 0) for k in KIND_NAMES}
+    low = min(counts, key=counts.get)
+    drawn = sum(1 for n in counts.values() if n)
+    out.write(f"op kinds drawn in {fewest.examples} programs ({fewest.name}): {drawn} of "
+              f"{len(counts)}; fewest {counts[low]} ({low})\n")
+    if full:
+        for kind in sorted(counts, key=lambda k: (counts[k], k)):
+            out.write(f"  {counts[kind]:7d}  {kind}\n")
+
+
+def print_drawn_kinds(out, examples: int, seed: int, features) -> None:
+    """The op-kind table of ``examples`` programs of seeds ``seed``, ``seed + 1``, ...
+    (drawn only: no invariant is run)."""
+    from collections import Counter
+
+    from shardy_ref.testing.programs import draw_program
+
+    kinds: Counter = Counter()
+    for i in range(examples):
+        kinds.update(draw_program(seed + i, features)[1])
+    drawn = Outcome(f"seeds {seed}-{seed + examples - 1}, not run", examples, 0, 0.0,
+                    kinds=dict(kinds))
+    print_coverage(out, [drawn], features, full=True)
+
+
+def _run_parallel(names, examples: int, seed: int, jobs: int, report,
+                  features=None) -> list[Outcome]:
     """One process per invariant, at most ``jobs`` at a time; progress comes back through a
     queue."""
     import multiprocessing
@@ -200,7 +267,8 @@ def _run_parallel(names, examples: int, seed: int, jobs: int, report) -> list[Ou
 
     with multiprocessing.Manager() as manager, ProcessPoolExecutor(jobs) as pool:
         progress = manager.Queue()
-        futures = {pool.submit(_worker, n, examples, seed, progress): n for n in names}
+        futures = {pool.submit(_worker, n, examples, seed, progress, features): n
+                   for n in names}
         pending, outcomes = set(futures), {}
         while pending:
             try:
@@ -214,5 +282,6 @@ def _run_parallel(names, examples: int, seed: int, jobs: int, report) -> list[Ou
         return [outcomes[n] for n in names]
 
 
-def _worker(name: str, examples: int, seed: int, progress) -> Outcome:
-    return fuzz_invariant(name, examples, seed, on_example=lambda: progress.put(name))
+def _worker(name: str, examples: int, seed: int, progress, features=None) -> Outcome:
+    return fuzz_invariant(name, examples, seed, on_example=lambda: progress.put(name),
+                          features=features)

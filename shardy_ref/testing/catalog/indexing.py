@@ -166,9 +166,9 @@ def scatter_add(s, x, shape):
 @kind("scatter_max", "stablehlo.scatter")
 def scatter_max(s, x, shape):
     d = s.rng.randrange(len(shape))
-    idx, upd, ushape = _rows(s, shape, d, 3)
+    idx, upd, ushape = _rows(s, shape, d, 4)
     body = s.scalar_body(s.rng.choice(("maximum", "minimum", "multiply")))
-    return _scatter(s, x, shape, idx, (3, 1), upd, ushape, body,
+    return _scatter(s, x, shape, idx, (4, 1), upd, ushape, body,
                     window=range(1, len(shape)), inserted=[d], to_operand=[d], ivd=1)
 
 

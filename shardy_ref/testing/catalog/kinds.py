@@ -25,12 +25,13 @@ class OpKind:
     ops: tuple[str, ...]
     build: Callable
     shapes: tuple[tuple[int, ...], ...] = DEFAULT_SHAPES
+    in_programs: bool = True  # drawn by random programs (not when propagation refuses it)
 
 
 KINDS: dict[str, OpKind] = {}
 
 
-def kind(name: str, *ops: str, shapes=DEFAULT_SHAPES):
+def kind(name: str, *ops: str, shapes=DEFAULT_SHAPES, in_programs: bool = True):
     """Register the decorated builder as the kind ``name`` exercising ``ops`` (default: the
     op ``stablehlo.<name>``)."""
     def register(fn):
@@ -41,7 +42,8 @@ def kind(name: str, *ops: str, shapes=DEFAULT_SHAPES):
             shape_list = FAMILY_SHAPES.get(family, DEFAULT_SHAPES)
         else:
             shape_list = tuple(shapes)
-        KINDS[name] = OpKind(name, family, ops or (f"stablehlo.{name}",), fn, shape_list)
+        KINDS[name] = OpKind(name, family, ops or (f"stablehlo.{name}",), fn, shape_list,
+                             in_programs)
         return fn
     return register
 

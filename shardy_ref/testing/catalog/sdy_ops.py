@@ -107,7 +107,8 @@ def sdy_unreduced(s, x, shape):
     axis, size = s.rng.choice(s.mesh)
     t = tensor(shape)
     none = [[] for _ in shape]
-    a = s.op(f"sdy.reshard {x} {sharding(none)} : {t}")
+    a = s.op(f"sdy.sharding_constraint {s.op(f'stablehlo.tanh {x} : {t}')} {sharding(none)} : "
+             f"{t}")
     u = s.op(f'sdy.replicated_to_unreduced {{"{axis}"}} {a} out_sharding='
              f"{sharding(none, [axis])} : {t}")
     r = s.op(f'sdy.all_reduce {{"{axis}"}} {u} out_sharding={sharding(none)} : {t}')

@@ -236,8 +236,10 @@ def constant(s, x, shape):
     return s.binary("add", x, s.reshape(flat, (total,), shape), shape), shape
 
 
-@kind("tuple", "stablehlo.tuple", "stablehlo.get_tuple_element")
+@kind("tuple", "stablehlo.tuple", "stablehlo.get_tuple_element", in_programs=False)
 def tuple_(s, x, shape):
+    """Sharded tuples: Shardy's propagation refuses them (upstream's error, which the
+    sweep counts), so random programs do not draw them."""
     y = s.arg(shape)
     t = tensor(shape)
     tup = s.op(f"stablehlo.tuple {x}, {y} : tuple<{t}, {t}>")

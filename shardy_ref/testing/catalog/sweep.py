@@ -127,10 +127,10 @@ def dim_sharding(rank: int, dim: int, spec: str) -> str:
 
 def targets(b: Built) -> Iterator[tuple[str, dict[int, str], str | None]]:
     """(label, argument shardings, result sharding) for every dimension of every data
-    argument and of the result, each spec."""
+    argument, index tensor and of the result, each spec."""
     yield "none", {}, None
     for i, a in enumerate(b.site.args):
-        if a.role != "data":
+        if not a.shape:  # scalar start indices have no dimension to shard
             continue
         for d in range(len(a.shape)):
             for spec in SPECS:
