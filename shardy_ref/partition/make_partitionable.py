@@ -20,6 +20,8 @@ computation:
   need other devices' rows; the update is gathered there;
 - a convolution with feature or batch groups whose feature dimension is sharded
   indivisibly: padding would change the groups; the factor is replicated;
+- a scatter whose update windows span a dimension it indexes: StableHLO writes the
+  fitting elements of a window at any start, so the dimension is replicated;
 - ``stablehlo.get_dimension_size`` of a static dimension is its (global) size, a
   constant: a device asking its shard would get the local size.
 
@@ -160,6 +162,33 @@ def divides(sharding, size: int, dim: int, table: SymbolTable) -> bool:
         return True
     mesh = mesh_or_lookup(table, sharding.mesh_or_ref)
     return mesh is None or size % sharding.dim_shardings[dim].sharded_size(mesh) == 0
+
+
+@fix("stablehlo.scatter")
+def whole_indexed_windows(op: Operation, table: SymbolTable) -> None:
+    """A scatter whose update windows span an operand dimension it indexes keeps that
+    dimension's factor replicated. The rule shares the factor between the operand and
+    the window (a pass-through: under XLA's semantics, a window that does not fit is
+    skipped, so its start is 0 and each device's pieces line up), but StableHLO's scatter
+    updates the elements of such a window that do fit, at any start: they land on other
+    devices' shards."""
+    rule = get_or_create_sharding_rule(op, False, set_sharding_rule_on_op=False)
+    if rule is None:
+        return
+    dn = op.attributes["scatter_dimension_numbers"]
+    n = (op.num_operands - 1) // 2
+    operand, updates = op.operands[0].type.shape, op.operands[n + 1].type.shape
+    skipped = set(dn.inserted_window_dims) | set(dn.input_batching_dims)
+    windows = iter(dn.update_window_dims)
+    factors = []
+    for d in range(len(operand)):
+        if d in skipped:
+            continue
+        window = next(windows)
+        if d in dn.scatter_dims_to_operand_dims and updates[window] == operand[d]:
+            factors.extend(rule.operand_mappings[0].dim_mappings[d].factor_indices)
+    if factors:
+        replicate_factors(op, rule, factors, table)
 
 
 @fix("stablehlo.get_dimension_size")

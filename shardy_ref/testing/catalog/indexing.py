@@ -213,6 +213,20 @@ def scatter_windows(s, x, shape):
                     window=range(1, len(shape) + 1), inserted=[], to_operand=[0], ivd=1)
 
 
+@kind("scatter_whole_window", "stablehlo.scatter")
+def scatter_whole_window(s, x, shape):
+    """Rows added at run-time (row, column) starts, each window spanning the whole last
+    dimension: a start column past 0 writes the part of the window that fits (StableHLO
+    checks each element; XLA would skip the window)."""
+    if len(shape) != 2:
+        return None
+    k = 3
+    idx = s.indices((k, 2), shape[1])
+    ushape = (k, shape[1])
+    return _scatter(s, x, shape, idx, (k, 2), s.arg(ushape), ushape, s.scalar_body("add"),
+                    window=[1], inserted=[0], to_operand=[0, 1], ivd=1)
+
+
 @kind("scatter_batching", "stablehlo.scatter", shapes=RANK3)
 def scatter_batching(s, x, shape):
     """``put_along_axis``-style adds into a rank-3 value with a batching dimension."""
