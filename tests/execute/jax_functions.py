@@ -111,8 +111,9 @@ INTS = {
     "bitwise_and": jnp.bitwise_and, "bitwise_or": jnp.bitwise_or,
     "bitwise_xor": jnp.bitwise_xor, "left_shift": lambda a, b: a << (b & 7),
     "right_shift": lambda a, b: a >> (b & 7), "floor_divide": lambda a, b: a // (jnp.abs(b) + 1),
-    "mod": lambda a, b: a % (jnp.abs(b) + 1), "popcount": lambda a, b: lax.population_count(a),
-    "clz": lambda a, b: lax.clz(a), "invert": lambda a, b: ~a,
+    "mod": lambda a, b: a % (jnp.abs(b) + 1),
+    "popcount": lambda a, b: lax.population_count(a) + b,
+    "clz": lambda a, b: lax.clz(a) - b, "invert": lambda a, b: ~a ^ b,
     "int_max": jnp.maximum, "int_mul": jnp.multiply,
 }
 for _name, _f in INTS.items():

@@ -16,6 +16,7 @@ from shardy_ref.partition.convert_global_to_local.op_utils import (
     dim_axes,
     local_result_types,
     op_error,
+    reducing_user,
     replicated,
 )
 from shardy_ref.partition.convert_global_to_local.state import (
@@ -41,24 +42,27 @@ def _is_zero_pad_or_not_pad(value: Value) -> bool:
     return bool(getattr(attr, "is_splat", False)) and attr.values[0] == 0
 
 
-def _check_all_reduce(op: Operation, axes, what: str) -> None:
-    """The one user of ``op`` must be an ``sdy.all_reduce`` over exactly ``axes``."""
-    result = op.results[0]
-    users = result.users
-    check(result.has_one_use and users[0].name == "sdy.all_reduce", op,
+def _check_all_reduce(op: Operation, axes, what: str, mesh) -> None:
+    """The one user of ``op`` must be an ``sdy.all_reduce`` over exactly ``axes``, in any
+    order (upstream compares the lists as they are, and refuses a dot whose operands were
+    sharded ``{"y", "x"}`` along the contracting dimension, which explicit reshards reduce
+    over ``{"x", "y"}``: the same sum)."""
+    reduce = reducing_user(op)
+    check(reduce is not None, op,
           f"Expected sharded contracting {what} to have one user and the user is an "
           "sdy.all_reduce.")
-    check(tuple(users[0].attributes["reduction_axes"]) == tuple(axes), op,
+    check(sort_and_merge_axes(list(reduce.attributes["reduction_axes"]), mesh)
+          == sort_and_merge_axes(list(axes), mesh), op,
           f"The axes of the sdy.all_reduce should match the sharded contracting "
           f"dimension{'s' if what != 'dot' else ''} of the {what}.")
 
 
-def _check_contracting(op: Operation, axes, what: str) -> None:
+def _check_contracting(op: Operation, axes, what: str, mesh) -> None:
     """Shared tail of the dot patterns once the contracting axes are known."""
     for operand in op.operands[:2]:
         check(_is_zero_pad_or_not_pad(operand), op,
               f"Padding value must be zero for sharded contracting {what}.")
-    _check_all_reduce(op, axes, what)
+    _check_all_reduce(op, axes, what, mesh)
 
 
 @localizer("stablehlo.dot")
@@ -77,7 +81,7 @@ def localize_dot(state: ConversionState, op: Operation) -> None:
             check(global_lhs.shape[dim] % axes_size(axes, mesh) == 0, op,
                   "Sharded contracting dimension must be divisible by the total size of the "
                   "axes sharding it.")
-            _check_contracting(op, axes, "dot")
+            _check_contracting(op, axes, "dot", mesh)
     localize_generic(state, op)
 
 
@@ -99,7 +103,7 @@ def localize_dot_general(state: ConversionState, op: Operation) -> None:
                       "Sharded contracting dimension must be divisible by axes size.")
                 axes.extend(dim_sharding)
         if axes:
-            _check_contracting(op, axes, "dot_general")
+            _check_contracting(op, axes, "dot_general", mesh)
     localize_generic(state, op)
 
 
@@ -131,12 +135,12 @@ def localize_convolution(state: ConversionState, op: Operation) -> None:
     for dim in (dims.kernel_input_feature_dimension, *dims.kernel_spatial_dimensions):
         reduction.extend(a for a in dim_axes(rhs_sharding, dim) if a not in reduction)
     if reduction:
-        result = op.results[0]
-        check(result.has_one_use and result.users[0].name == "sdy.all_reduce", op,
+        reduce = reducing_user(op)
+        check(reduce is not None, op,
               "Expected sharded contracting convolution to have one user and the user is an "
               "sdy.all_reduce.")
-        check(tuple(result.users[0].attributes["reduction_axes"])
-              == tuple(sort_and_merge_axes(reduction, mesh)), op,
+        check(sort_and_merge_axes(list(reduce.attributes["reduction_axes"]), mesh)
+              == sort_and_merge_axes(reduction, mesh), op,
               "The axes of the sdy.all_reduce should match the sharded reduction dimensions "
               "of the convolution.")
     feature = _local_group_count(

@@ -11,8 +11,10 @@ from the reduction's identity).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
+from shardy_ref.ir.axis_lists import sort_and_merge_axes
 from shardy_ref.ir.builtin_attrs import DenseArrayAttr, IntegerAttr, bool_attr
 from shardy_ref.ir.diagnostics import PassError
 from shardy_ref.ir.operation import Block, Operation, Region, Value
@@ -29,6 +31,7 @@ from shardy_ref.partition.convert_global_to_local.op_utils import (
     local_result_types,
     op_error,
     rebuild,
+    reducing_user,
     replicated,
     tensor,
 )
@@ -228,10 +231,11 @@ def localize_gather(state: ConversionState, op: Operation) -> None:
                       batch_dims if mask.type.shape else ())
     zero = constant(b, result_type, [zero_scalar(result_type.element_type)])
     result = b.op("stablehlo.select", [mask, result, zero], [result_type]).results[0]
-    users = op.results[0].users
-    check(op.results[0].has_one_use and users[0].name == "sdy.all_reduce", op,
+    reduce = reducing_user(op)
+    check(reduce is not None, op,
           "Expected the gather to have one user and the user is an sdy.all_reduce.")
-    check(tuple(users[0].attributes["reduction_axes"]) == tuple(reduction), op,
+    check(sort_and_merge_axes(list(reduce.attributes["reduction_axes"]), mesh)
+          == sort_and_merge_axes(reduction, mesh), op,
           "The axes of the sdy.all_reduce should match the sharded collapsed operand "
           "dimensions of the gather.")
     state.replace(op, [result])
@@ -260,7 +264,10 @@ def _scatter_reduction_axes(op: Operation, updates_sharding, operand_sharding) -
 
 def _identity(kind: str, element_type):
     """The identity of the reduction ``kind`` in ``element_type`` (upstream
-    ``getScatterReductionIdentity``; max/min use the finite extremes, signed for integers)."""
+    ``getScatterReductionIdentity``; max/min use the infinities where the type has them
+    (upstream takes the finite extremes, and a max-scatter into an operand of -inf then
+    comes out as -3.4e38 where no update lands), else the finite extremes; signed extremes
+    for integers)."""
     if kind in ("stablehlo.add", "stablehlo.or"):
         return zero_scalar(element_type)
     if kind in ("stablehlo.and", "stablehlo.multiply"):
@@ -268,11 +275,19 @@ def _identity(kind: str, element_type):
             return 1.0
         return True if element_type == I1 else 1
     if isinstance(element_type, FloatType):
-        return -_float_max(element_type) if kind == "stablehlo.maximum" else \
-            _float_max(element_type)
+        top = math.inf if _has_infinity(element_type) else _float_max(element_type)
+        return -top if kind == "stablehlo.maximum" else top
     if isinstance(element_type, IntegerType):
         return _int_extreme(element_type, kind == "stablehlo.maximum")
     return None
+
+
+def _has_infinity(element_type: FloatType) -> bool:
+    import numpy as np
+
+    from shardy_ref.ir.dtypes import numpy_dtype
+    with np.errstate(all="ignore"):
+        return bool(np.isinf(np.array(np.inf).astype(numpy_dtype(element_type.name))))
 
 
 def _float_max(element_type: FloatType) -> float:

@@ -76,3 +76,24 @@ def rebuild(b: Builder, op: Operation, operands, result_types, attributes=None) 
 def local_result_types(state, op: Operation) -> list[Type]:
     """Upstream ``convertResultTypes``: each result's local type from its sharding."""
     return [state.local_value_type(r) for r in op.results]
+
+
+# collectives that move partial sums without summing them (they commute with the sum)
+_MOVING = frozenset({"sdy.all_slice", "sdy.all_gather", "sdy.all_to_all",
+                     "sdy.collective_permute"})
+
+
+def reducing_user(op: Operation) -> Operation | None:
+    """The ``sdy.all_reduce`` that sums ``op``'s partial result: its one user, or reached
+    through one-use collectives that only move the data (upstream looks at the one user
+    only, and refuses an op whose result a replicated factor gathers and slices back
+    before the all-reduce explicit reshards put after it)."""
+    value = op.results[0]
+    while value.has_one_use:
+        user = value.users[0]
+        if user.name == "sdy.all_reduce":
+            return user
+        if user.name not in _MOVING:
+            return None
+        value = user.results[0]
+    return None

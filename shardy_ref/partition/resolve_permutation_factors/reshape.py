@@ -251,18 +251,27 @@ def _remove_axis_refs(sharding: TensorSharding, axes, mesh: Mesh) -> TensorShard
 
 
 def replicate_reshape(op: Operation, in_sharding, out_sharding, mesh: Mesh,
-                      groups: list[ReshapeGroup]) -> None:
+                      groups: list[ReshapeGroup], every_group: bool = False) -> None:
     """Upstream ``handleReshapeOpReplicate``: reshard away the axes of the groups that
-    have indivisible dims, reshape, reshard back."""
+    have indivisible dims (with ``every_group``, of every group that is not a
+    pass-through), reshape, reshard back. If the shardings left still do not hold the same
+    elements on each device (our check; upstream assumes they do), every axis goes."""
     in_type, out_type = op.operands[0].type, op.results[0].type
     remove = [a for g in groups if not g.is_passthrough
-              and g.indivisible(in_sharding, out_sharding, mesh, in_type, out_type)
+              and (every_group or g.indivisible(in_sharding, out_sharding, mesh, in_type,
+                                                out_type))
               for a in g.axes(in_sharding, out_sharding)]
-    new_in = reshard(op.operands[0], _remove_axis_refs(in_sharding, remove, mesh), op)
-    new = Operation("stablehlo.reshape", [new_in.results[0]], [out_type],
+    new_in = _remove_axis_refs(in_sharding, remove, mesh)
+    new_out = _remove_axis_refs(out_sharding, remove, mesh)
+    if not is_sharding_equivalent_across_reshapes(new_in, in_type, new_out, out_type, op,
+                                                  allow_non_divisible=True):
+        new_in = _remove_axis_refs(new_in, _ordered_axes(new_in, mesh), mesh)
+        new_out = _remove_axis_refs(new_out, _ordered_axes(new_out, mesh), mesh)
+    operand = reshard(op.operands[0], new_in, op)
+    new = Operation("stablehlo.reshape", [operand.results[0]], [out_type],
                     location=op.location)
     op.parent.insert_after(op, new)
-    set_sharding(new.results[0], _remove_axis_refs(out_sharding, remove, mesh))
+    set_sharding(new.results[0], new_out)
     back = reshard(new.results[0], out_sharding, new.next_op)
     op.results[0].replace_all_uses_with(back.results[0])
     op.erase()
@@ -327,7 +336,11 @@ def handle_reshape(op: Operation, halo: bool, state: State) -> None:
     if a.halo_groups is not None:
         _halo_reshape(op, in_sharding, out_sharding, mesh, a, state)
         return
-    replicate_reshape(op, in_sharding, out_sharding, mesh, a.groups)
+    # with no indivisible dimension, the shards differ because the axes sit elsewhere on
+    # each side (8x12 -> 12x8 sharded {y, z} -> {y, z:(1)2}, {z:(2)2}): upstream assumes
+    # explicit reshards prevent it, and leaves the reshape to run on mismatched shards
+    replicate_reshape(op, in_sharding, out_sharding, mesh, a.groups,
+                      every_group=not a.non_divisible_axes)
 
 
 def align_reshape_axes(op: Operation, in_sharding: TensorSharding,

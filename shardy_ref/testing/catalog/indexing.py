@@ -172,6 +172,21 @@ def scatter_max(s, x, shape):
                     window=range(1, len(shape)), inserted=[d], to_operand=[d], ivd=1)
 
 
+@kind("segment_max", "stablehlo.scatter")
+def segment_max(s, x, shape):
+    """``jax.ops.segment_max``: the rows of ``x`` maxed into segments that start at -inf,
+    some segments receiving nothing (they stay -inf)."""
+    segments = max(2, shape[0] // 2 + 1)
+    out = (segments, *shape[1:])
+    start = s.op(f"stablehlo.constant dense<0xFF800000> : {tensor(out)}")
+    ids = s.indices((shape[0], 1), segments)
+    op = s.rng.choice(("maximum", "minimum"))
+    if op == "minimum":
+        start = s.op(f"stablehlo.negate {start} : {tensor(out)}")
+    return _scatter(s, start, out, ids, (shape[0], 1), x, shape, s.scalar_body(op),
+                    window=range(1, len(shape)), inserted=[0], to_operand=[0], ivd=1)
+
+
 @kind("scatter_set_permutation", "stablehlo.scatter", "stablehlo.sort", "stablehlo.iota")
 def scatter_set_permutation(s, x, shape):
     """``x.at[perm[:k]].set(u)`` with distinct run-time indices (the first ``k`` of an

@@ -27,6 +27,8 @@ SPECS = {
     "x:(2)2": ('"x":(2)2',),
     "x,y": ('"x"', '"y"'),
 }
+# two dimensions sharded at once (dimension 0 | dimension 1): an axis each, a sub-axis each
+PAIRS = (("x", "y"), ("y", "x"), ("x:(1)2", "x:(2)2"))
 SCENARIOS = ("inside", "straddle", "past_end", "negative")
 VARIANTS = 2  # builder seeds per kind and shape (their random choices differ)
 
@@ -125,6 +127,11 @@ def dim_sharding(rank: int, dim: int, spec: str) -> str:
     return f"<@mesh, [{', '.join(dims)}]>"
 
 
+def two_dims_sharding(rank: int, first: str, second: str) -> str:
+    dims = ["{" + ", ".join(SPECS[first]) + "}", "{" + ", ".join(SPECS[second]) + "}"]
+    return f"<@mesh, [{', '.join(dims + ['{}'] * (rank - 2))}]>"
+
+
 def targets(b: Built) -> Iterator[tuple[str, dict[int, str], str | None]]:
     """(label, argument shardings, result sharding) for every dimension of every data
     argument, index tensor and of the result, each spec."""
@@ -135,6 +142,10 @@ def targets(b: Built) -> Iterator[tuple[str, dict[int, str], str | None]]:
         for d in range(len(a.shape)):
             for spec in SPECS:
                 yield f"arg{i} dim {d} {spec}", {i: dim_sharding(len(a.shape), d, spec)}, None
+        if len(a.shape) >= 2:
+            for first, second in PAIRS:
+                yield (f"arg{i} dims 0,1 {first}|{second}",
+                       {i: two_dims_sharding(len(a.shape), first, second)}, None)
     for d in range(len(b.result_shape)):
         for spec in SPECS:
             yield f"result dim {d} {spec}", {}, dim_sharding(len(b.result_shape), d, spec)
