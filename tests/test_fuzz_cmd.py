@@ -87,3 +87,38 @@ def test_bad_counts_are_usage_errors(argv, capsys):
     assert main(["fuzz", *argv]) == 1
     assert "shardy-ref fuzz: --examples and --jobs must be at least 1" in \
         capsys.readouterr().err
+
+
+def test_a_run_reports_how_often_each_op_kind_was_drawn(capsys):
+    from shardy_ref.testing.program_catalog import KIND_NAMES
+
+    assert main(["fuzz", "--invariant", "roundtrip", "--examples", "20", "--stats"]) == 0
+    out = capsys.readouterr().out
+    line = re.search(r"^op kinds drawn in 20 programs \(roundtrip\): (\d+) of (\d+); "
+                     r"fewest (\d+) \((\w+)\)$", out, re.M)
+    assert line, out
+    drawn, total = int(line.group(1)), int(line.group(2))
+    assert total == len(KIND_NAMES) and 0 < drawn <= total
+    table = re.findall(r"^ +(\d+)  (\w+)$", out, re.M)
+    assert sorted(name for _, name in table) == sorted(KIND_NAMES)
+    assert sum(int(n) for n, _ in table) >= 20  # about 2.5 kinds per program
+
+
+def test_stats_alone_counts_the_kinds_of_drawn_programs(capsys, monkeypatch):
+    monkeypatch.setattr(fuzz_stats, "STATS_PROGRAMS", 2)
+    assert main(["fuzz", "--stats", "--examples", "400"]) == 0
+    out = capsys.readouterr().out
+    line = re.search(r"^op kinds drawn in 400 programs \(seeds 0-399, not run\): (\d+) of "
+                     r"(\d+); fewest (\d+)", out, re.M)
+    assert line and line.group(1) == line.group(2), out  # 400 programs draw every kind
+
+
+def test_features_none_draws_the_plain_chain(capsys):
+    assert main(["fuzz", "--invariant", "roundtrip", "--examples", "3", "--features",
+                 "none"]) == 0
+    assert "op kinds drawn" not in capsys.readouterr().out
+
+
+def test_an_unknown_feature_is_a_usage_error(capsys):
+    assert main(["fuzz", "--features", "ops,loops"]) == 2
+    assert "shardy-ref fuzz: --features: unknown feature 'loops'" in capsys.readouterr().err

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax import lax
 
 
@@ -64,7 +63,7 @@ Y = F(8, 12)
 V = F(12)
 T3 = F(4, 8, 12)
 
-# -- elementwise ------------------------------------------------------------------------------
+# -- elementwise -------------------------------------------------------------------------------
 UNARY = {
     "abs": jnp.abs, "negative": jnp.negative, "exp": jnp.exp, "expm1": jnp.expm1,
     "log1p_abs": lambda x: jnp.log1p(jnp.abs(x)), "sqrt_abs": lambda x: jnp.sqrt(jnp.abs(x)),
@@ -130,7 +129,7 @@ add("where_scalar_pred", lambda x, y, p: jnp.where(p > 0, x, y), X, Y, I())
 add("select_n", lambda x, y, i: lax.select_n(jnp.clip(i, 0, 1), x, y), X, Y, I(8, 12))
 add("clip_by_arrays", lambda x, lo: jnp.clip(x, lo, lo + 1), X, F(12))
 
-# -- reductions ---------------------------------------------------------------------------------
+# -- reductions --------------------------------------------------------------------------------
 REDUCTIONS = {
     "sum": jnp.sum, "mean": jnp.mean, "max": jnp.max, "min": jnp.min, "prod": jnp.prod,
     "var": jnp.var, "std": jnp.std, "argmax": jnp.argmax, "argmin": jnp.argmin,
@@ -229,7 +228,7 @@ def fused_qkv(x, w):
     return jax.nn.softmax(q @ k.T) @ v
 
 
-# -- indexing, gathers and scatters -------------------------------------------------------------
+# -- indexing, gathers and scatters ------------------------------------------------------------
 ROW = I(low=-10, high=11)  # a traced row index, past both ends too
 IDX = I(5, low=-10, high=11)  # 5 indices into 8 rows, some out of range
 COLS = I(5, low=-14, high=15)  # 5 indices into 12 columns
@@ -291,7 +290,7 @@ add("dynamic_update_slice_3d", lambda t, u, i: lax.dynamic_update_slice(t, u, (0
 add("kv_cache_update", lambda cache, new, pos: lax.dynamic_update_slice_in_dim(
     cache, new, pos, axis=1), F(2, 16, 6), F(2, 1, 6), I(low=0, high=16))
 
-# -- sorting --------------------------------------------------------------------------------------
+# -- sorting -----------------------------------------------------------------------------------
 add("sort_axis0", lambda x: jnp.sort(x, axis=0), X)
 add("sort_axis1", lambda x: jnp.sort(x, axis=1), X)
 add("sort_descending", lambda x: -jnp.sort(-x, axis=1), X)
@@ -305,9 +304,10 @@ add("median_axis0", lambda x: jnp.median(x, axis=0), X)
 add("percentile_axis1", lambda x: jnp.percentile(x, 75.0, axis=1), X)
 add("partition_smallest", lambda x: jnp.sort(x, axis=1)[:, :3], X)
 add("searchsorted", lambda a, v: jnp.searchsorted(jnp.sort(a), v), F(16), F(6))
-add("unique_counts_fixed", lambda i: jnp.unique(i, size=6, fill_value=-1), I(12, low=0, high=5))
+add("unique_counts_fixed", lambda i: jnp.unique(i, size=6, fill_value=-1),
+    I(12, low=0, high=5))
 
-# -- shapes -------------------------------------------------------------------------------------------
+# -- shapes ------------------------------------------------------------------------------------
 add("reshape_merge", lambda x: x.reshape(96), X)
 add("reshape_split", lambda x: x.reshape(8, 3, 4), X)
 add("reshape_split_rows", lambda x: x.reshape(2, 4, 12), X)
@@ -364,7 +364,7 @@ add("atleast_3d", lambda x: jnp.atleast_3d(x) * 2, X)
 add("reshape_scalar_grid", lambda v: v.reshape(3, 4).T.reshape(12), V)
 add("gather_strided_window", lambda x: x[1:7:3, 2:11:4], X)
 
-# -- contractions ---------------------------------------------------------------------------------
+# -- contractions ------------------------------------------------------------------------------
 add("matmul", jnp.matmul, X, F(12, 6))
 add("matmul_vec", lambda x, v: x @ v, X, V)
 add("vec_matmul", lambda v, x: v @ x, F(8), X)
@@ -392,7 +392,7 @@ add("fft2", lambda x: jnp.abs(jnp.fft.fft2(x)), X)
 add("convolve_1d", lambda a, b: jnp.convolve(a, b), F(16), F(5))
 add("correlate_same", lambda a, b: jnp.correlate(a, b, mode="same"), F(16), F(5))
 
-# -- convolutions and windows ----------------------------------------------------------------------
+# -- convolutions and windows ------------------------------------------------------------------
 IMG = F(2, 8, 8, 3)  # NHWC
 
 
@@ -432,7 +432,7 @@ add("max_pool_grad", jax.grad(lambda x: lax.reduce_window(
     x, -jnp.inf, lax.max, (2, 2), (2, 2), "VALID").sum()), X)
 add("moving_average", lambda v: jnp.convolve(v, jnp.ones(3) / 3, mode="valid"), F(16))
 
-# -- control flow -------------------------------------------------------------------------------
+# -- control flow ------------------------------------------------------------------------------
 add("while_loop", lambda x: lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1,
                                                                          jnp.tanh(c[1]) * 2),
                                            (0, x))[1], X)

@@ -9,6 +9,7 @@ known class. Needs the ``jax`` extra.
 """
 from __future__ import annotations
 
+import itertools
 import random
 import sys
 import time
@@ -86,16 +87,17 @@ def draw_inputs(f, rng: np.random.Generator) -> list[np.ndarray]:
     return out
 
 
-def run_case(f, devices: int) -> tuple[Outcome, str]:
-    """Lower ``f`` with drawn shardings on ``devices`` devices, simulate it and run it by
-    XLA; the outcome and a description of the shardings."""
+def run_case(f, devices: int, draw: int = 0) -> tuple[Outcome, str]:
+    """Lower ``f`` with shardings drawn on ``devices`` devices (``draw`` picks another
+    draw), simulate it and run it by XLA; the outcome and a description of the
+    shardings."""
     from jax.sharding import NamedSharding
 
     from shardy_ref.execute import compile_spmd
     from shardy_ref.frontends.jax import lower_to_text
     from shardy_ref.ir.diagnostics import PassError
 
-    rng = random.Random(f"{f.name}/{devices}")
+    rng = random.Random(f"{f.name}/{devices}" + (f"/{draw}" if draw else ""))
     shape, specs = draw_specs(f, devices, rng)
     mesh = _mesh(shape)
     where = f"mesh {dict(zip(AXIS_NAMES, shape, strict=False))} in_shardings {specs}"
@@ -161,11 +163,13 @@ def _names():
 
 @pytest.mark.parametrize("name", _names())
 def test_function_is_right_or_refused(name, devices):
+    """One sharding draw per mesh size (three more in the long hypothesis profile)."""
     from tests.execute.jax_functions import FUNCTIONS
+    from tests.profiles import examples
 
     f = next(f for f in FUNCTIONS if f.name == name)
-    for count in (8, 16):
-        outcome, where = run_case(f, count)
+    for count, draw in itertools.product((8, 16), range(examples(1, 4))):
+        outcome, where = run_case(f, count, draw)
         assert outcome.verdict in ("equal", "refused"), \
             f"{name} on {where}: {outcome.verdict}: {outcome.detail}"
         if outcome.verdict == "refused":
