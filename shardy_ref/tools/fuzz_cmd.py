@@ -32,7 +32,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--invariant", action="append", choices=list(INVARIANTS), metavar="NAME",
                    help="an invariant to check (repeatable; default all): "
                    + ", ".join(INVARIANTS))
-    p.add_argument("--examples", type=int, default=100, help="programs per invariant (100)")
+    p.add_argument("--examples", type=int, default=None,
+                   help="programs per invariant (100)")
     p.add_argument("--seed", type=int, default=0, help="seed of the program draws (0)")
     p.add_argument("--jobs", type=int, default=1, help="invariants run in J processes (1)")
     p.add_argument("--save", metavar="DIR", default=DEFAULT_SAVE,
@@ -42,8 +43,9 @@ def _parser() -> argparse.ArgumentParser:
                    "ops (every kind of the op catalog), groups, manual, control-flow, calls, "
                    "priorities, comma-separated, or all (default), or none")
     p.add_argument("--stats", action="store_true", help="measure programs per second "
-                   "through sdy-propagation-pipeline and where the time goes; after a run, "
-                   "print how often each op kind was drawn")
+                   "through sdy-propagation-pipeline and where the time goes, and print how "
+                   "often each op kind was drawn: in the run when --invariant or --examples "
+                   "is given, else in 100 programs drawn without running the invariants")
     return p
 
 
@@ -64,6 +66,8 @@ class Outcome:
 
 def main(argv: list[str]) -> int:
     opts = _parser().parse_args(argv)
+    run_asked = opts.invariant or opts.examples is not None
+    opts.examples = 100 if opts.examples is None else opts.examples
     if opts.examples < 1 or opts.jobs < 1:
         sys.stderr.write("shardy-ref fuzz: --examples and --jobs must be at least 1\n")
         return 1
@@ -76,7 +80,7 @@ def main(argv: list[str]) -> int:
     if opts.stats:
         from shardy_ref.tools.fuzz_stats import print_stats
         print_stats(sys.stdout)
-        if not opts.invariant and not opts.files:
+        if not run_asked and not opts.files:
             print_drawn_kinds(sys.stdout, opts.examples, opts.seed, features)
             return 0
     if opts.files:
