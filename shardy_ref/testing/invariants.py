@@ -121,6 +121,21 @@ def user_shardings(text: str) -> list[tuple[str, TensorSharding | None]]:
     return _signature_shardings(text) + _constraint_shardings(text)
 
 
+def _grouped_user_shardings(text: str) -> set[str]:
+    """The names (as :func:`user_shardings` gives them) of the arguments and constraints
+    in a sharding group: the group makes its members share one sharding, which may
+    override one member's own (upstream semantics), so propagation need not extend it."""
+    module = _parse(text)
+    members = {v for vs in _group_members(module).values() for v in vs}
+    func = _main(module)
+    names = {f"argument {i}" for i, a in enumerate(func.regions[0].blocks[0].args)
+             if a in members}
+    constraints = [o for o in func.walk() if o.name == "sdy.sharding_constraint"]
+    names |= {f"sharding_constraint {i}" for i, o in enumerate(constraints)
+              if o.results[0] in members}
+    return names
+
+
 def _signature_shardings(text: str) -> list[tuple[str, TensorSharding | None]]:
     func = _main(_parse(text))
     out = [(f"argument {i}", get_sharding(a))
@@ -181,26 +196,30 @@ def verifier_sound(text: str, *, subject: Subject = REFERENCE) -> None:
 def propagation_extends_user_shardings(text: str, *, subject: Subject = REFERENCE,
                                        pipeline: str = PROPAGATION_STAGE) -> None:
     """Propagation keeps every user sharding (spec 001 §4.1, §4.2: ``@main``'s arguments and
-    results, and each sharding constraint, which some constraint of the output must keep):
-    a closed dimension is unchanged, an open one is
+    results, and each sharding constraint, which some constraint of the output must keep;
+    not the members of a sharding group, which share the group's sharding): a closed
+    dimension is unchanged, an open one is
     only extended at its end (000 §3.2), explicitly replicated axes stay replicated and
     never shard a dimension (000 §3.3). Checked on the propagation stage of
     ``sdy-propagation-pipeline``: its export passes legitimately rewrite input/output
     shardings for the partitioner (drop replicated axes, sub-axes, non-divisible axes)."""
     out = subject.run_pipeline(text, pipeline)
     name = "propagation_extends_user_shardings"
+    grouped = _grouped_user_shardings(text)
     before, after = _signature_shardings(text), _signature_shardings(out)
     if len(before) != len(after):
         raise InvariantViolation(name, f"{len(before)} arguments and results before "
                                  f"propagation, {len(after)} after")
     for (what, old), (_, new) in zip(before, after, strict=True):
-        why = None if old is None else _extension_error(old, new)
+        why = None if old is None or what in grouped else _extension_error(old, new)
         if why is not None:
             raise InvariantViolation(name, f"{what}: {why}: {old} became {new}")
     # the import passes add constraints of their own (for sharding groups, for operands of
     # manual computations: real Shardy too), so each user constraint is looked for
     kept = [new for _, new in _constraint_shardings(out)]
     for what, old in _constraint_shardings(text):
+        if what in grouped:
+            continue
         if not any(new.rank == old.rank and _extension_error(old, new) is None
                    for new in kept):
             raise InvariantViolation(name, f"{what}: no constraint after propagation "
@@ -208,7 +227,7 @@ def propagation_extends_user_shardings(text: str, *, subject: Subject = REFERENC
 
 
 def propagation_fixpoint(text: str, *, subject: Subject = REFERENCE,
-                         pipeline: str = PROPAGATION_STAGE_SUNK) -> None:
+                         pipeline: str = PROPAGATION_STAGE_SUNK) -> str | None:
     """Propagation reaches a fixpoint: running it on its own output decides the same
     sharding for every value (``algorithms.md`` §5: shardings only grow, and propagation
     stops when no step applies). The ops must be the same; their operands may be rewired,
@@ -219,9 +238,13 @@ def propagation_fixpoint(text: str, *, subject: Subject = REFERENCE,
     ``@main``'s shardings, which can unblock propagation on a second run (jaxlib does the
     same, e.g. on random_program(286))."""
     once = subject.run_pipeline(text, pipeline)
+    if _group_disagrees(once):
+        return ("not applicable: a sharding group's members are sharded differently after "
+                "one run, which the next run's sdy-sharding-group-import meets with open "
+                "constraints (real Shardy too)")
     twice = subject.run_pipeline(once, pipeline)
     if once == twice:
-        return
+        return None
     before, after = value_shardings(once), value_shardings(twice)
     if len(before) != len(after):
         raise InvariantViolation("propagation_fixpoint", f"{len(before)} values after one "
@@ -231,6 +254,21 @@ def propagation_fixpoint(text: str, *, subject: Subject = REFERENCE,
         if name != other or old != new:
             raise InvariantViolation("propagation_fixpoint", f"a second run changed {name} "
                                      f"{old} to {other} {new}")
+    return None
+
+
+def _group_members(module) -> dict:
+    """Group id -> the values ``sdy.sharding_group`` ops put in it, in ``@main``."""
+    groups: dict = {}
+    for op in _main(module).walk():
+        if op.name == "sdy.sharding_group":
+            groups.setdefault(op.attributes["group_id"].value, []).append(op.operands[0])
+    return groups
+
+
+def _group_disagrees(text: str) -> bool:
+    return any(len({get_sharding(v) for v in members}) > 1
+               for members in _group_members(_parse(text)).values())
 
 
 def value_shardings(text: str) -> list[tuple[str, object]]:

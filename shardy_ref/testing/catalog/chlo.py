@@ -15,11 +15,23 @@ BROADCASTING_INT = ("and", "or", "xor", "shift_left", "shift_right_arithmetic",
                     "shift_right_logical")
 
 
+# each function on a domain where it is defined and well conditioned, so that summing in
+# another order (as partitioned contractions do) moves its result by rounding only
+_INTO_DOMAIN = {
+    "acosh": lambda s, x, shape: _at_least(s, x, shape, 1.0),
+    "lgamma": lambda s, x, shape: _at_least(s, x, shape, 0.5),
+    "digamma": lambda s, x, shape: _at_least(s, x, shape, 0.5),
+    **dict.fromkeys(("acos", "asin", "atanh", "erf_inv", "tan"),
+                    lambda s, x, shape: s.binary("multiply", s.op(
+                        f"stablehlo.tanh {x} : {tensor(shape)}"), s.const(0.9, shape),
+                        shape)),
+}
+
+
 def _unary(name: str):
     def build(s, x, shape):
-        if name in ("acosh",):  # defined from 1 on
-            x = s.binary("add", s.op(f"stablehlo.abs {x} : {tensor(shape)}"),
-                         s.const(1.0, shape), shape)
+        if name in _INTO_DOMAIN:
+            x = _INTO_DOMAIN[name](s, x, shape)
         t = tensor(shape)
         return s.op(f'"chlo.{name}"({x}) : ({t}) -> {t}'), shape
     return build
