@@ -223,7 +223,7 @@ def compile_spmd(module, *, function: str = "main", propagate: bool | None = Non
         if propagate:
             PassManager(parse_pipeline(PROPAGATION_PIPELINE), verify=verify_module).run(
                 op, PassContext())
-    propagated = parse_module(print_module(op), filename)
+    propagated = op.clone()  # the propagated module, kept as it is before partitioning
     func = _entry_function(op, function)
     _check_static(func)
     args, results = _io_specs(func)

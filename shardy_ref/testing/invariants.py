@@ -239,7 +239,7 @@ def propagation_fixpoint(text: str, *, subject: Subject = REFERENCE,
     same, e.g. on random_program(286))."""
     once = subject.run_pipeline(text, pipeline)
     if _group_disagrees(once):
-        return ("not applicable: a sharding group's members are sharded differently after "
+        return ("a sharding group's members are sharded differently after "
                 "one run, which the next run's sdy-sharding-group-import meets with open "
                 "constraints (real Shardy too)")
     twice = subject.run_pipeline(once, pipeline)
@@ -300,7 +300,7 @@ def reshard_reaches_target(text: str, *, subject: Subject = REFERENCE) -> str | 
     name = "reshard_reaches_target"
     propagated = subject.run_pipeline(text, PROPAGATION_PIPELINE)
     if "sdy.propagation_barrier" in propagated:
-        return "not applicable: a propagation barrier reaches the export passes"
+        return "a propagation barrier reaches the export passes"
     explicit = subject.run_pipeline(propagated, EXPLICIT_RESHARDS)
     lowered = subject.run_pipeline(explicit, RESHARD_TO_COLLECTIVES)
     module = _parse(lowered)
@@ -490,7 +490,10 @@ def per_device_equals_single_device(text: str, *, subject: Subject = REFERENCE,
     exactly, floats within a relative 1e-5 of the result's scale (a sharding says where
     data lives, never what is computed: spec 000 §2.1). A program the partitioner refuses
     with a located PassError (as upstream refuses it) is not checked: the reason is
-    returned."""
+    returned. So is a program whose single-device result itself moves past the tolerance
+    when its float inputs move by one part in a million (an ill-conditioned program:
+    summing in another order, as partitioned contractions do, moves it as much; a
+    comparison or a rounding after a contraction may flip)."""
     from shardy_ref.execute.inputs import random_arguments
 
     func = _main(_parse(text))
@@ -506,7 +509,34 @@ def per_device_equals_single_device(text: str, *, subject: Subject = REFERENCE,
     for i, (g, w) in enumerate(zip(got, want, strict=True)):
         why = _mismatch(np.asarray(g), np.asarray(w))
         if why:
+            unstable = _unstable(text, subject, arrays, want, seed)
+            if unstable:
+                return unstable
             raise InvariantViolation("per_device_equals_single_device", f"result {i}: {why}")
+    return None
+
+
+PERTURBATION = 2.0 ** -20  # about one part in a million
+
+
+def _unstable(text: str, subject: Subject, arrays: list, want, seed: int) -> str | None:
+    """Why the single-device results are ill-conditioned at ``arrays`` (None if they are
+    not): a result moves past the tolerance when each float input moves by
+    :data:`PERTURBATION` of itself."""
+    rng = np.random.default_rng(seed + 1)
+    moved = []
+    for a in arrays:
+        a = np.asarray(a)
+        if np.issubdtype(a.dtype, np.floating):
+            sign = rng.choice(np.array([-1.0, 1.0]), a.shape)
+            a = (a * (1 + PERTURBATION * sign)).astype(a.dtype)
+        moved.append(a)
+    for i, (w, m) in enumerate(zip(want, subject.run(text, *moved), strict=True)):
+        why = _mismatch(np.asarray(m), np.asarray(w))
+        if why:
+            return (f"result {i} of the single-device run is ill-conditioned: with the "
+                    f"inputs moved by one part in a million, {why}")
+    return None
 
 
 def _mismatch(got: np.ndarray, want: np.ndarray) -> str | None:

@@ -215,3 +215,75 @@ def test_per_device_reports_a_refused_program():
               "  return %1 : tensor<4xf32>\n}\n")
     reason = inv.per_device_equals_single_device(tuples)
     assert reason.startswith("refused: Shardy propagation doesn't support tuples")
+
+
+# -- where an invariant does not apply (issue 27: programs of every op kind) ----------------
+ILL_CONDITIONED = """sdy.mesh @mesh = <["a"=2]>
+func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"a"}]>},
+    %arg1: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %c = stablehlo.constant dense<1.000000e+07> : tensor<8x8xf32>
+  %1 = stablehlo.multiply %0, %c : tensor<8x8xf32>
+  %2 = stablehlo.sine %1 : tensor<8x8xf32>
+  return %2 : tensor<8x8xf32>
+}
+"""  # noqa: E501
+
+
+def test_per_device_does_not_judge_an_ill_conditioned_program():
+    """``sin(1e7 * x @ y)`` moves by its whole range when the sum is taken in another
+    order, and on one device when the inputs move by one part in a million: not
+    applicable, with the reason."""
+    def nudged(text, *arrays, **options):
+        return tuple(x + np.float32(1.0) for x in inv._simulate(text, *arrays, **options))
+
+    why = inv.per_device_equals_single_device(ILL_CONDITIONED, subject=Subject(
+        simulate=nudged))
+    assert why.startswith("result 0 of the single-device run is ill-conditioned: with the "
+                          "inputs moved by one part in a million, largest error")
+
+
+def test_per_device_still_fails_a_wrong_simulator_on_a_well_conditioned_program():
+    def nudged(text, *arrays, **options):
+        return tuple(x + np.float32(1.0) for x in inv._simulate(text, *arrays, **options))
+
+    message = _violates("per_device_equals_single_device", MODULE,
+                        subject=Subject(simulate=nudged))
+    assert message.startswith("result 0: largest error 1 over")
+
+
+GROUPED = """sdy.mesh @mesh = <["b"=2]>
+func.func @main(%arg0: tensor<16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}]>},
+    %arg1: tensor<16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{?}], replicated={"b"}>})
+    -> (tensor<16xf32>, tensor<16xf32>) {
+  sdy.sharding_group %arg1 group_id=0 : tensor<16xf32>
+  sdy.sharding_group %arg0 group_id=0 : tensor<16xf32>
+  %0 = stablehlo.abs %arg0 : tensor<16xf32>
+  return %0, %arg1 : tensor<16xf32>, tensor<16xf32>
+}
+"""
+
+
+def test_sharding_group_members_take_the_groups_sharding():
+    """The group gives ``%arg1`` the sharding of ``%arg0`` (its replicated axis goes, as in
+    real Shardy): not a user sharding dropped. Without the group it would be one."""
+    out = inv._run_pipeline(GROUPED, inv.PROPAGATION_STAGE)
+    assert 'replicated={"b"}' not in out
+    assert inv.propagation_extends_user_shardings(GROUPED) is None
+
+    # the same output judged against an input without the group: a dropped axis
+    message = _violates("propagation_extends_user_shardings", GROUPED.replace(
+        "  sdy.sharding_group %arg1 group_id=0 : tensor<16xf32>\n", ""),
+        subject=Subject(run_pipeline=lambda text, pipeline: inv._run_pipeline(
+            GROUPED, pipeline)))
+    assert message.startswith("argument 1: the replicated axes changed")
+
+
+def test_reshard_reaches_target_does_not_apply_through_barriers():
+    barrier = MODULE.replace("%2 = stablehlo.multiply %1, %arg1 : tensor<8x8xf32>",
+                             "%3 = stablehlo.multiply %1, %arg1 : tensor<8x8xf32>\n"
+                             "  %2 = sdy.propagation_barrier %3 allowed_direction=NONE : "
+                             "tensor<8x8xf32>")
+    assert inv.reshard_reaches_target(barrier) == \
+        "a propagation barrier reaches the export passes"
+    assert inv.reshard_reaches_target(MODULE) is None
