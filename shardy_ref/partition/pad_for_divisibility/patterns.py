@@ -396,9 +396,38 @@ def dynamic_slice(rw: Rewriter, op: Operation, operands: list[Value]):
 
 @pattern("stablehlo.gather")
 def gather(rw: Rewriter, op: Operation, operands: list[Value]):
-    """As :func:`dynamic_slice`: padded dimensions gathered whole stay whole."""
+    """As :func:`dynamic_slice`: padded dimensions gathered whole stay whole; and the
+    start indices into a padded dimension are clamped to the original size first (the op
+    clamps into the padded one, and a start past the end would read the padding)."""
+    orig, padded = op.operands[0].type, operands[0].type
+    dims = op.attributes["dimension_numbers"]
+    sizes = ints(op, "slice_sizes")
+    if isinstance(padded, RankedTensorType) and padded != orig and any(
+            orig.shape[d] != padded.shape[d] for d in dims.start_index_map):
+        limits = [orig.shape[d] - sizes[d] for d in dims.start_index_map]
+        operands = [operands[0], clamp_indices(Builder(op), operands[1],
+                                               dims.index_vector_dim, limits),
+                    *operands[2:]]
     _grow_whole_dims(op, operands[0], "slice_sizes")
     return pad_generic(rw, op, operands)
+
+
+def clamp_indices(b: Builder, indices: Value, vector_dim: int, limits: list[int]) -> Value:
+    """``indices`` clamped componentwise into ``[0, limits[c]]`` (the components lie along
+    ``vector_dim``, or there is one when it is the rank)."""
+    t = indices.type
+    if vector_dim < len(t.shape):
+        vector = RankedTensorType((len(limits),), t.element_type)
+        high = b.op("stablehlo.constant", types=[vector], attributes={
+            "value": DenseElementsAttr.from_values(vector, limits)}).results[0]
+        high = b.op("stablehlo.broadcast_in_dim", [high], [t], {
+            "broadcast_dimensions": i64_array((vector_dim,))}).results[0]
+    else:
+        high = b.op("stablehlo.constant", types=[t], attributes={
+            "value": DenseElementsAttr.from_values(t, limits[:1])}).results[0]
+    low = b.op("stablehlo.constant", types=[t], attributes={
+        "value": DenseElementsAttr.from_values(t, [0])}).results[0]
+    return b.op("stablehlo.clamp", [low, indices, high], [t]).results[0]
 
 
 def _grow_whole_dims(op: Operation, padded: Value, name: str) -> None:
@@ -464,3 +493,22 @@ def constant(rw: Rewriter, op: Operation, operands: list[Value]):
     if kind is not None:
         rw.cache.set(new, kind)
     return [new]
+
+
+@pattern("stablehlo.scatter")
+def scatter(rw: Rewriter, op: Operation, operands: list[Value]):
+    """As generic, after pointing the index vectors in the padding of the indices (rows
+    of padded updates) past every operand dimension, so that their updates are dropped:
+    upstream scatters them at index 0 (the padding's value), and a max-scatter takes a
+    padded zero."""
+    n = (len(operands) - 1) // 2
+    indices, orig = operands[n], op.operands[n].type
+    if isinstance(indices.type, RankedTensorType) and indices.type != orig:
+        past = max(d for v in operands[:n] for d in v.type.shape) + 1
+        t = RankedTensorType((), indices.type.element_type)
+        b = Builder(op)
+        value = b.op("stablehlo.constant", types=[t], attributes={
+            "value": DenseElementsAttr.from_values(t, [past])}).results[0]
+        operands = [*operands[:n], ensure_padding_with_value(b, indices, orig, value),
+                    *operands[n + 1:]]
+    return pad_generic(rw, op, operands)

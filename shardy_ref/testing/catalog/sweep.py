@@ -11,6 +11,7 @@ with a located error. Anything else (a mismatch, an internal error) is wrong.
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -50,9 +51,9 @@ class SweepSite(Site):
     def __init__(self, rng):
         super().__init__(rng, mesh=MESH)
         self.args: list[_Arg] = []
-        # scenario -> (inputs, single-device results or the error running them): the same
-        # for every sharding of the module, so run once
-        self.single_device: dict[str, tuple] = {}
+        # (scenario, input constrained?) -> (inputs, single-device results or the error
+        # running them): the same for every sharding of the module, so run once
+        self.single_device: dict[tuple, tuple] = {}
 
     def _new(self, shape, dtype, role, size=0, window=1) -> str:
         name = f"%arg{len(self.args)}"
@@ -108,9 +109,12 @@ def build(op_kind: OpKind, shape, variant: int) -> Built | None:
     return Built(op_kind, variant, site, made[0], tuple(made[1]))
 
 
-def module_text(b: Built, shardings: dict[int, str], result_sharding: str | None) -> str:
+def module_text(b: Built, shardings: dict[int, str], result_sharding: str | None,
+                constraint: str | None = None) -> str:
     """``@main`` of ``b`` with ``shardings`` (argument index -> sharding text) on its
-    arguments and ``result_sharding`` on its result."""
+    arguments and ``result_sharding`` on its result; with ``constraint``, the kind reads
+    ``-arg0`` under a sharding constraint instead of ``arg0`` (an intermediate value may
+    keep a sharding that does not divide it; a function argument may not)."""
     mesh = ", ".join(f'"{n}"={k}' for n, k in MESH)
     args = []
     for i, a in enumerate(b.site.args):
@@ -119,7 +123,13 @@ def module_text(b: Built, shardings: dict[int, str], result_sharding: str | None
     rt = tensor(b.result_shape)
     if result_sharding is not None:
         rt += f" {{sdy.sharding = #sdy.sharding{result_sharding}}}"
-    body = "\n".join("  " + line for line in b.site.lines)
+    lines = b.site.lines
+    if constraint is not None:
+        t = tensor(b.site.args[0].shape)
+        lines = ["%x_neg = stablehlo.negate %arg0 : " + t,
+                 f"%x_constrained = sdy.sharding_constraint %x_neg {constraint} : {t}",
+                 *(re.sub(r"%arg0\b", "%x_constrained", line) for line in lines)]
+    body = "\n".join("  " + line for line in lines)
     return (f"sdy.mesh @mesh = <[{mesh}]>\n" + "".join(b.site.funcs) +
             f"func.func @main({', '.join(args)}) -> ({rt}) {{\n{body}\n"
             f"  return {b.result} : {tensor(b.result_shape)}\n}}\n")
@@ -135,23 +145,32 @@ def two_dims_sharding(rank: int, first: str, second: str) -> str:
     return f"<@mesh, [{', '.join(dims + ['{}'] * (rank - 2))}]>"
 
 
-def targets(b: Built) -> Iterator[tuple[str, dict[int, str], str | None]]:
-    """(label, argument shardings, result sharding) for every dimension of every data
-    argument, index tensor and of the result, each spec."""
-    yield "none", {}, None
+def targets(b: Built) -> Iterator[tuple[str, dict[int, str], str | None, str | None]]:
+    """(label, argument shardings, result sharding, constraint) for every dimension of
+    every data argument, index tensor and of the result, and of the kind's input under a
+    sharding constraint, each spec."""
+    yield "none", {}, None, None
     for i, a in enumerate(b.site.args):
         if not a.shape:  # scalar start indices have no dimension to shard
             continue
-        for d in range(len(a.shape)):
-            for spec in SPECS:
-                yield f"arg{i} dim {d} {spec}", {i: dim_sharding(len(a.shape), d, spec)}, None
-        if len(a.shape) >= 2:
-            for first, second in PAIRS:
-                yield (f"arg{i} dims 0,1 {first}|{second}",
-                       {i: two_dims_sharding(len(a.shape), first, second)}, None)
+        for label, sharding in _shardings(a.shape):
+            yield f"arg{i} {label}", {i: sharding}, None, None
     for d in range(len(b.result_shape)):
         for spec in SPECS:
-            yield f"result dim {d} {spec}", {}, dim_sharding(len(b.result_shape), d, spec)
+            yield (f"result dim {d} {spec}", {}, dim_sharding(len(b.result_shape), d, spec),
+                   None)
+    for label, sharding in _shardings(b.site.args[0].shape):
+        yield f"constrained input {label}", {}, None, sharding
+
+
+def _shardings(shape) -> Iterator[tuple[str, str]]:
+    """Each dimension by each spec, and the first two dimensions at once."""
+    for d in range(len(shape)):
+        for spec in SPECS:
+            yield f"dim {d} {spec}", dim_sharding(len(shape), d, spec)
+    if len(shape) >= 2:
+        for first, second in PAIRS:
+            yield f"dims 0,1 {first}|{second}", two_dims_sharding(len(shape), first, second)
 
 
 def cases(op_kind: OpKind) -> Iterator[tuple[Built, Case]]:
@@ -167,8 +186,8 @@ def cases(op_kind: OpKind) -> Iterator[tuple[Built, Case]]:
                 continue
             seen.add(key)
             has_index = any(a.role == "index" for a in b.site.args)
-            for target, shardings, result in targets(b):
-                text = module_text(b, shardings, result)
+            for target, shardings, result, constraint in targets(b):
+                text = module_text(b, shardings, result, constraint)
                 spec = target.rsplit(" ", 1)[-1] if target != "none" else ""
                 for scenario in SCENARIOS if has_index else ("-",):
                     yield b, Case(op_kind.name, variant, target.rsplit(" ", 1)[0]
@@ -216,13 +235,14 @@ def run_case(site: SweepSite, case: Case) -> Outcome:
     from shardy_ref.ir.diagnostics import PassError
     from shardy_ref.testing.invariants import _mismatch
 
-    if case.scenario not in site.single_device:
+    key = (case.scenario, case.target.startswith("constrained"))
+    if key not in site.single_device:
         arrays = case.inputs(site)
         try:
-            site.single_device[case.scenario] = (arrays, run(case.text, *arrays))
+            site.single_device[key] = (arrays, run(case.text, *arrays))
         except Exception as e:  # the generated program itself is bad: a catalog bug
-            site.single_device[case.scenario] = (arrays, e)
-    arrays, want = site.single_device[case.scenario]
+            site.single_device[key] = (arrays, e)
+    arrays, want = site.single_device[key]
     if isinstance(want, Exception):
         return Outcome("error", f"single-device run: {type(want).__name__}: {want}")
     try:
