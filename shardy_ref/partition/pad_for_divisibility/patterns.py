@@ -414,20 +414,28 @@ def gather(rw: Rewriter, op: Operation, operands: list[Value]):
 
 def clamp_indices(b: Builder, indices: Value, vector_dim: int, limits: list[int]) -> Value:
     """``indices`` clamped componentwise into ``[0, limits[c]]`` (the components lie along
-    ``vector_dim``, or there is one when it is the rank)."""
+    ``vector_dim``, or there is one when it is the rank); the bound of their shape carries
+    the indices' sharding, as the clamp does."""
     t = indices.type
+    scalar = RankedTensorType((), t.element_type)
+    low = b.op("stablehlo.constant", types=[scalar], attributes={
+        "value": DenseElementsAttr.from_values(scalar, [0])}).results[0]
     if vector_dim < len(t.shape):
         vector = RankedTensorType((len(limits),), t.element_type)
         high = b.op("stablehlo.constant", types=[vector], attributes={
             "value": DenseElementsAttr.from_values(vector, limits)}).results[0]
         high = b.op("stablehlo.broadcast_in_dim", [high], [t], {
             "broadcast_dimensions": i64_array((vector_dim,))}).results[0]
+        sharding = get_sharding(indices)
+        if sharding is not None:
+            set_sharding(high, sharding)
     else:
-        high = b.op("stablehlo.constant", types=[t], attributes={
-            "value": DenseElementsAttr.from_values(t, limits[:1])}).results[0]
-    low = b.op("stablehlo.constant", types=[t], attributes={
-        "value": DenseElementsAttr.from_values(t, [0])}).results[0]
-    return b.op("stablehlo.clamp", [low, indices, high], [t]).results[0]
+        high = b.op("stablehlo.constant", types=[scalar], attributes={
+            "value": DenseElementsAttr.from_values(scalar, limits[:1])}).results[0]
+    clamped = b.op("stablehlo.clamp", [low, indices, high], [t]).results[0]
+    if get_sharding(indices) is not None:
+        set_sharding(clamped, get_sharding(indices))
+    return clamped
 
 
 def _grow_whole_dims(op: Operation, padded: Value, name: str) -> None:

@@ -173,11 +173,11 @@ def _shardings(shape) -> Iterator[tuple[str, str]]:
             yield f"dims 0,1 {first}|{second}", two_dims_sharding(len(shape), first, second)
 
 
-def cases(op_kind: OpKind) -> Iterator[tuple[Built, Case]]:
-    """Every case of ``op_kind``."""
+def cases(op_kind: OpKind, variants: int = VARIANTS) -> Iterator[tuple[Built, Case]]:
+    """Every case of ``op_kind`` built with ``variants`` seeds."""
     seen = set()
     for shape in op_kind.shapes:
-        for variant in range(VARIANTS):
+        for variant in range(variants):
             b = build(op_kind, shape, variant)
             if b is None:
                 continue
