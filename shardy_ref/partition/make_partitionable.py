@@ -22,6 +22,8 @@ computation:
   indivisibly: padding would change the groups; the factor is replicated;
 - a scatter whose update windows span a dimension it indexes: StableHLO writes the
   fitting elements of a window at any start, so the dimension is replicated;
+- a ``broadcast_in_dim`` expanding an operand dimension of size 1 that is sharded: the
+  dimension is gathered first;
 - ``stablehlo.get_dimension_size`` of a static dimension is its (global) size, a
   constant: a device asking its shard would get the local size.
 
@@ -189,6 +191,24 @@ def whole_indexed_windows(op: Operation, table: SymbolTable) -> None:
             factors.extend(rule.operand_mappings[0].dim_mappings[d].factor_indices)
     if factors:
         replicate_factors(op, rule, factors, table)
+
+
+@fix("stablehlo.broadcast_in_dim")
+def whole_expanded_dims(op: Operation, table: SymbolTable) -> None:
+    """An operand dimension of size 1 that the broadcast expands keeps no axes: sharded,
+    it is padded to the axes' size (only the first device holds its element), and the
+    broadcast no longer fits (its rule gives the dimension a size-1 factor of its own,
+    which explicit reshards leave sharded)."""
+    operand = op.operands[0]
+    sharding = get_sharding(operand)
+    if sharding is None:
+        return
+    out = op.results[0].type.shape
+    dims = [d for d, (n, r) in enumerate(zip(operand.type.shape,
+                                              op.attributes["broadcast_dimensions"]))
+            if n == 1 and out[r] != 1 and sharding.dim_shardings[d].axes]
+    if dims:
+        op.set_operand(0, reshard(operand, without_dim_axes(sharding, dims), op).results[0])
 
 
 @fix("stablehlo.get_dimension_size")

@@ -490,10 +490,12 @@ def per_device_equals_single_device(text: str, *, subject: Subject = REFERENCE,
     exactly, floats within a relative 1e-5 of the result's scale (a sharding says where
     data lives, never what is computed: spec 000 §2.1). A program the partitioner refuses
     with a located PassError (as upstream refuses it) is not checked: the reason is
-    returned. So is a program whose single-device result itself moves past the tolerance
-    when its float inputs move by one part in a million (an ill-conditioned program:
-    summing in another order, as partitioned contractions do, moves it as much; a
-    comparison or a rounding after a contraction may flip)."""
+    returned. So is a mismatch of a result that is ill-conditioned at these inputs: the
+    single-device result itself moves when the float inputs move by one part in a
+    million (summing in another order, as partitioned contractions do, moves it alike),
+    by more than a tenth of the tolerance, and the partitioned result is within ten times
+    that; or an integer or non-finite element flips (a comparison or a rounding after a
+    contraction)."""
     from shardy_ref.execute.inputs import random_arguments
 
     func = _main(_parse(text))
@@ -506,36 +508,61 @@ def per_device_equals_single_device(text: str, *, subject: Subject = REFERENCE,
     if len(got) != len(want):
         raise InvariantViolation("per_device_equals_single_device",
                                  f"{len(got)} results partitioned, {len(want)} on one device")
+    moved = None
     for i, (g, w) in enumerate(zip(got, want, strict=True)):
         why = _mismatch(np.asarray(g), np.asarray(w))
-        if why:
-            unstable = _unstable(text, subject, arrays, want, seed)
-            if unstable:
-                return unstable
-            raise InvariantViolation("per_device_equals_single_device", f"result {i}: {why}")
+        if not why:
+            continue
+        if moved is None:
+            moved = [subject.run(text, *_perturbed(arrays, seed + k))
+                     for k in range(PERTURBED_RUNS)]
+        excuse = _within_conditioning(np.asarray(g), np.asarray(w),
+                                      [np.asarray(m[i]) for m in moved])
+        if excuse:
+            return f"result {i} of the single-device run is ill-conditioned: {excuse}"
+        raise InvariantViolation("per_device_equals_single_device", f"result {i}: {why}")
     return None
 
 
 PERTURBATION = 2.0 ** -20  # about one part in a million
+PERTURBED_RUNS = 4  # the largest movement of these many runs measures the conditioning
 
 
-def _unstable(text: str, subject: Subject, arrays: list, want, seed: int) -> str | None:
-    """Why the single-device results are ill-conditioned at ``arrays`` (None if they are
-    not): a result moves past the tolerance when each float input moves by
-    :data:`PERTURBATION` of itself."""
+def _perturbed(arrays: list, seed: int) -> list:
+    """``arrays`` with each float element moved by :data:`PERTURBATION` of itself, up or
+    down at random."""
     rng = np.random.default_rng(seed + 1)
-    moved = []
+    out = []
     for a in arrays:
         a = np.asarray(a)
         if np.issubdtype(a.dtype, np.floating):
             sign = rng.choice(np.array([-1.0, 1.0]), a.shape)
             a = (a * (1 + PERTURBATION * sign)).astype(a.dtype)
-        moved.append(a)
-    for i, (w, m) in enumerate(zip(want, subject.run(text, *moved), strict=True)):
-        why = _mismatch(np.asarray(m), np.asarray(w))
-        if why:
-            return (f"result {i} of the single-device run is ill-conditioned: with the "
-                    f"inputs moved by one part in a million, {why}")
+        out.append(a)
+    return out
+
+
+def _within_conditioning(got: np.ndarray, want: np.ndarray, moved: list) -> str | None:
+    """Why a mismatch of ``got`` is excused (None if it is not): the single-device results
+    ``moved`` on inputs moved by one part in a million are themselves unstable, as summing
+    in another order would make them (an integer or a non-finite pattern that flips;
+    floats that move), and ``got`` stays within ten times the largest movement."""
+    if got.shape != want.shape or got.dtype != want.dtype:
+        return None
+    if not np.issubdtype(want.dtype, np.inexact) or \
+            not np.array_equal(np.isfinite(got), np.isfinite(want)):
+        flips = next((why for m in moved if (why := _mismatch(m, want))), None)
+        return (f"with the inputs moved by one part in a million, {flips}") if flips \
+            else None
+    finite = np.isfinite(want) & np.all([np.isfinite(m) for m in moved], axis=0)
+    if not finite.any():
+        return None
+    scale = max(float(np.abs(want[finite]).max()), 1.0)
+    movement = max(float(np.abs(m[finite] - want[finite]).max()) for m in moved)
+    err = float(np.abs(got[finite] - want[finite]).max())
+    if movement > RTOL * scale / 10 and err <= 10 * movement:
+        return (f"it moves by {movement:.3g} when its inputs move by one part in a million, "
+                f"and the partitioned result is {err:.3g} away")
     return None
 
 

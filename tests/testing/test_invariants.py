@@ -4,6 +4,7 @@ each fails on a deliberately broken input or implementation, so none passes vacu
 from __future__ import annotations
 
 import random
+import re
 
 import numpy as np
 import pytest
@@ -239,8 +240,21 @@ def test_per_device_does_not_judge_an_ill_conditioned_program():
 
     why = inv.per_device_equals_single_device(ILL_CONDITIONED, subject=Subject(
         simulate=nudged))
-    assert why.startswith("result 0 of the single-device run is ill-conditioned: with the "
-                          "inputs moved by one part in a million, largest error")
+    assert why.startswith("result 0 of the single-device run is ill-conditioned: it moves "
+                          "by ")
+    assert re.search(r"when its inputs move by one part in a million, and the partitioned "
+                     r"result is [0-9.]+ away$", why)
+
+
+def test_per_device_fails_a_result_far_beyond_its_conditioning():
+    """Ill-conditioned, but ten times further from the single-device result than the
+    result moves with its inputs: a violation."""
+    def far(text, *arrays, **options):
+        return tuple(x + np.float32(1e3) for x in inv._simulate(text, *arrays, **options))
+
+    message = _violates("per_device_equals_single_device", ILL_CONDITIONED,
+                        subject=Subject(simulate=far))
+    assert message.startswith("result 0: largest error 1e+03 over")
 
 
 def test_per_device_still_fails_a_wrong_simulator_on_a_well_conditioned_program():
