@@ -24,6 +24,8 @@ computation:
   fitting elements of a window at any start, so the dimension is replicated;
 - a ``broadcast_in_dim`` expanding an operand dimension of size 1 that is sharded: the
   dimension is gathered first;
+- a result dimension of size 1 that is sharded (propagation may shard it through a
+  factor of another op): it is computed whole;
 - ``stablehlo.get_dimension_size`` of a static dimension is its (global) size, a
   constant: a device asking its shard would get the local size.
 
@@ -80,17 +82,39 @@ def fix(*names: str):
 
 def make_partitionable(op: Operation, table: SymbolTable) -> None:
     """Apply the fix of ``op``: its own, or for an op with tensors and no sharding rule,
-    :func:`replicate_rule_less`."""
+    :func:`replicate_rule_less`; then :func:`whole_unit_result_dims`."""
     own = FIXES.get(op.name)
     if own is not None:
         own(op, table)
-        return
-    if op.name.startswith("sdy.") or op.name in PARTITIONED_WITHOUT_RULE \
+    elif op.name.startswith("sdy.") or op.name in PARTITIONED_WITHOUT_RULE \
             or is_terminator(op) or not _has_tensors(op):
         return
-    rule = get_or_create_sharding_rule(op, False, set_sharding_rule_on_op=False)
-    if rule is None:
+    elif get_or_create_sharding_rule(op, False, set_sharding_rule_on_op=False) is None:
         replicate_rule_less(op, table)
+        return
+    if op.parent is not None:
+        whole_unit_result_dims(op, table)
+
+
+def whole_unit_result_dims(op: Operation, table: SymbolTable) -> None:
+    """A result dimension of size 1 keeps no axes (nor do the operand dimensions of its
+    factors): sharded, it is padded to the axes' size and only the first device holds its
+    element, which ops that shape their result (a convolution whose output has one
+    window, a broadcast) do not compute; replicating one element costs nothing."""
+    rule = get_or_create_sharding_rule(op, False, set_sharding_rule_on_op=False)
+    if rule is None or rule.is_custom_rule:
+        return
+    factors = set()
+    for result, mapping in zip(op.results, rule.result_mappings, strict=True):
+        sharding = get_sharding(result)
+        shape = getattr(result.type, "shape", None)
+        if sharding is None or shape is None:
+            continue
+        for d, n in enumerate(shape):
+            if n == 1 and sharding.dim_shardings[d].axes:
+                factors.update(mapping.dim_mappings[d].factor_indices)
+    if factors:
+        replicate_factors(op, rule, sorted(factors), table)
 
 
 def _has_tensors(op: Operation) -> bool:
