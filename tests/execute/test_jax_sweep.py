@@ -153,7 +153,9 @@ def _known_refusal(detail: str) -> str | None:
 
 @pytest.fixture(scope="module")
 def devices():
-    xla_devices(16)  # before jax's backend starts in this worker
+    # as many as tests/backends asks for, before jax's backend starts in this worker
+    # (whichever of them runs first there fixes the count)
+    xla_devices(64)
 
 
 def _names():
