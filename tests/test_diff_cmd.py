@@ -238,7 +238,7 @@ def test_unknown_feature_exits_1(capsys):
     assert status == 1
     assert capsys.readouterr().err == (
         "shardy-ref diff: --features: unknown feature 'gotos' (expected one of groups, "
-        "manual, control-flow, calls, priorities or all)\n")
+        "manual, control-flow, calls, priorities, ops or all)\n")
 
 
 @pytest.mark.oracle
