@@ -84,9 +84,10 @@ def test_stats_prints_a_throughput(capsys, monkeypatch):
 
 @pytest.mark.parametrize("argv", [["--examples", "0"], ["--jobs", "0"]])
 def test_bad_counts_are_usage_errors(argv, capsys):
-    assert main(["fuzz", *argv]) == 1
-    assert "shardy-ref fuzz: --examples and --jobs must be at least 1" in \
-        capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        main(["fuzz", *argv])
+    assert e.value.code == 2
+    assert f"argument {argv[0]}: expected an integer >= 1, got '0'" in capsys.readouterr().err
 
 
 def test_a_run_reports_how_often_each_op_kind_was_drawn(capsys):

@@ -28,16 +28,32 @@ def main(argv: list[str] | None = None) -> int:
     argv = [a for a in argv if a not in _DEBUG_FLAGS]
     try:
         return _dispatch(argv)
-    except Exception as e:
-        from shardy_ref.ir.location import Location
-        from shardy_ref.tools.opt import debug_requested, report_internal_error
-
-        files = [a for a in argv[1:] if a == "-" or not a.startswith("-")]
-        source = Location("<stdin>" if files[:1] == ["-"] else (files or ["shardy-ref"])[0],
-                          0, 0)
+    except ModuleNotFoundError as e:
+        extra = EXTRAS.get((e.name or "").partition(".")[0])
+        if extra is None:
+            return _internal_error(e, argv, debug)
         where = f"shardy-ref {argv[0]}" if argv else "shardy-ref"
-        return report_internal_error(e, where, source, debug or debug_requested(None),
-                                     sys.stderr)
+        sys.stderr.write(f"{where}: error: this command needs {e.name}, which the '{extra}' "
+                         f"extra installs: pip install 'shardy-ref[{extra}]'\n")
+        return 1
+    except Exception as e:
+        return _internal_error(e, argv, debug)
+
+
+# optional dependencies, and the extra of pyproject.toml that installs each
+EXTRAS = {"hypothesis": "testing", "rich": "testing", "jax": "jax", "jaxlib": "jax"}
+
+
+def _internal_error(e: Exception, argv: list[str], debug: bool) -> int:
+    from shardy_ref.ir.location import Location
+    from shardy_ref.tools.opt import debug_requested, report_internal_error
+
+    files = [a for a in argv[1:] if a == "-" or not a.startswith("-")]
+    source = Location("<stdin>" if files[:1] == ["-"] else (files or ["shardy-ref"])[0],
+                      0, 0)
+    where = f"shardy-ref {argv[0]}" if argv else "shardy-ref"
+    return report_internal_error(e, where, source, debug or debug_requested(None),
+                                 sys.stderr)
 
 
 def _dispatch(argv: list[str]) -> int:
@@ -45,9 +61,8 @@ def _dispatch(argv: list[str]) -> int:
         print(__doc__.strip())
         return 0
     command, *rest = argv
-    if command == "print" and len(rest) == 1:
-        from shardy_ref.tools.opt import Options, run
-        return run(Options(input=rest[0]))
+    if command == "print":
+        return _print(rest)
     if command == "diff":
         from shardy_ref.tools import diff_cmd
         return diff_cmd.main(rest)
@@ -64,6 +79,24 @@ def _dispatch(argv: list[str]) -> int:
         return simulate_cmd.main(command, rest)
     sys.stderr.write(f"shardy-ref: unknown command {' '.join(argv)!r}; see shardy-ref --help\n")
     return 2
+
+
+PRINT_USAGE = """usage: shardy-ref print FILE
+
+Parse FILE (- for stdin), verify it and print it back as upstream's printer would."""
+
+
+def _print(rest: list[str]) -> int:
+    if rest and rest[0] in ("-h", "--help"):
+        print(PRINT_USAGE)
+        return 0
+    if len(rest) != 1 or (rest[0] != "-" and rest[0].startswith("-")):
+        sys.stderr.write(PRINT_USAGE.split("\n")[0] + "\nshardy-ref print: error: expected "
+                         f"one FILE, got {' '.join(rest) or 'none'}\n")
+        return 2
+    from shardy_ref.tools.opt import Options, run
+
+    return run(Options(input=rest[0]))
 
 
 if __name__ == "__main__":

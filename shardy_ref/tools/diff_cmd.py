@@ -17,6 +17,7 @@ import argparse
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -24,6 +25,8 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+
+from shardy_ref.tools.arg_types import non_negative_int, percentage, positive_int
 
 OUTCOMES = ("agree", "disagree", "ours-error", "theirs-error", "both-error")
 _SPLIT = re.compile(r"^// -----.*$\n?", re.M)
@@ -58,20 +61,21 @@ def _parser() -> argparse.ArgumentParser:
                    help="the other tool's command line (split like a shell would)")
     p.add_argument("--pipeline", required=True, metavar="PASSES",
                    help="passes, e.g. sdy-propagation-pipeline (wrapped in builtin.module())")
-    p.add_argument("--examples", type=int, default=100, metavar="N", help="programs (100)")
-    p.add_argument("--seed", type=int, default=0, metavar="S", help="first seed (0)")
+    p.add_argument("--examples", type=non_negative_int, default=100, metavar="N",
+                   help="programs (100)")
+    p.add_argument("--seed", type=non_negative_int, default=0, metavar="S", help="first seed (0)")
     p.add_argument("--features", default="", metavar="LIST",
                    help="random programs also use these, comma-separated: groups, manual, "
                         "control-flow, calls, priorities, or all (none)")
-    p.add_argument("--max-ops", type=int, default=8, metavar="K",
+    p.add_argument("--max-ops", type=positive_int, default=8, metavar="K",
                    help="at most K steps per random program (8)")
     p.add_argument("files", nargs="*", metavar="FILE",
                    help="diff these modules instead of random programs")
     p.add_argument("--save", default="shardy-ref-diff", metavar="DIR",
                    help="where disagreements go, as SEED.mlir (./shardy-ref-diff)")
-    p.add_argument("--min-agreement", type=float, default=0.0, metavar="PCT",
+    p.add_argument("--min-agreement", type=percentage, default=0.0, metavar="PCT",
                    help="exit 1 below this agreement in percent (0)")
-    p.add_argument("--batch", type=int, default=25, metavar="B",
+    p.add_argument("--batch", type=positive_int, default=25, metavar="B",
                    help="programs per call of the tool, with -split-input-file (25)")
     p.add_argument("--no-shrink", action="store_true", help="save disagreements unshrunk")
     p.add_argument("--quiet", action="store_true", help="no progress line on stderr")
@@ -130,6 +134,8 @@ def _invoke(tool: list[str], text: str, pipeline: str, workdir: str, split: bool
 
 def run_one(tool: list[str], text: str, pipeline: str, workdir: str) -> Run:
     done = _invoke(tool, text, pipeline, workdir, split=False)
+    if isinstance(done, OSError):
+        raise ToolCannotRun(done.strerror or str(done))
     if isinstance(done, Exception):
         return Run(None, f"cannot run the tool: {done}")
     if done.returncode == 0:
@@ -296,15 +302,13 @@ def _text(source, features=None) -> str:
 
     if isinstance(source, int):
         return random_program(source, features)
-    return Path(source).read_text(encoding="utf-8", errors="surrogateescape")
+    from shardy_ref.tools.source import read_source
+
+    return read_source(source)[0]
 
 
 def main(argv: list[str]) -> int:
     opts = _parser().parse_args(argv)
-    if opts.examples < 0 or opts.batch < 1 or opts.max_ops < 1:
-        sys.stderr.write("shardy-ref diff: --examples must be >= 0, --batch and --max-ops "
-                         ">= 1\n")
-        return 1
     from shardy_ref.testing.program_features import Features
 
     try:
@@ -314,10 +318,28 @@ def main(argv: list[str]) -> int:
         return 1
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     programs = _programs(opts)
+    tool = shlex.split(opts.tool)
+    if not tool or shutil.which(tool[0]) is None:
+        sys.stderr.write(f"shardy-ref diff: --tool: cannot run {opts.tool!r}: "
+                         f"{'empty command' if not tool else 'no such executable'}\n")
+        return 2
+    try:
+        return _compare_all(opts, programs, features, tool)
+    except ToolCannotRun as e:
+        sys.stderr.write(f"shardy-ref diff: --tool: cannot run {opts.tool!r}: {e}; "
+                         "nothing was compared\n")
+        return 2
+
+
+class ToolCannotRun(Exception):
+    """The other tool could not be started (or timed out): no verdict can be counted."""
+
+
+def _compare_all(opts, programs: list, features, tool: list[str]) -> int:
     counts: Counter = Counter()
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="shardy-ref-diff-") as workdir:
-        session = Session(shlex.split(opts.tool), opts.tool, full_pipeline(opts.pipeline),
+        session = Session(tool, opts.tool, full_pipeline(opts.pipeline),
                           Path(opts.save), opts.batch, workdir)
         for i in range(0, len(programs), opts.batch):
             chunk = programs[i:i + opts.batch]

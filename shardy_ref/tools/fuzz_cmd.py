@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shardy_ref.testing.invariants import INVARIANTS
+from shardy_ref.tools.arg_types import non_negative_int, positive_int
 
 DEFAULT_SAVE = "shardy-ref-fuzz"
 
@@ -32,10 +33,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--invariant", action="append", choices=list(INVARIANTS), metavar="NAME",
                    help="an invariant to check (repeatable; default all): "
                    + ", ".join(INVARIANTS))
-    p.add_argument("--examples", type=int, default=None,
+    p.add_argument("--examples", type=positive_int, default=None,
                    help="programs per invariant (100)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the program draws (0)")
-    p.add_argument("--jobs", type=int, default=1, help="invariants run in J processes (1)")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="seed of the program draws (0)")
+    p.add_argument("--jobs", type=positive_int, default=1, help="invariants run in J processes (1)")
     p.add_argument("--save", metavar="DIR", default=DEFAULT_SAVE,
                    help=f"where counterexamples go (./{DEFAULT_SAVE})")
     p.add_argument("--features", default="all", metavar="LIST",
@@ -68,9 +69,6 @@ def main(argv: list[str]) -> int:
     opts = _parser().parse_args(argv)
     run_asked = opts.invariant or opts.examples is not None
     opts.examples = 100 if opts.examples is None else opts.examples
-    if opts.examples < 1 or opts.jobs < 1:
-        sys.stderr.write("shardy-ref fuzz: --examples and --jobs must be at least 1\n")
-        return 1
     names = opts.invariant or list(INVARIANTS)
     try:
         features = _features(opts.features)
@@ -191,10 +189,12 @@ def save_counterexample(directory: Path, outcome: Outcome, seed: int) -> Path:
 
 
 def _check_files(files: list[str], names: list[str]) -> int:
+    from shardy_ref.tools.source import read_source
+
     status = 0
     for file in files:
         try:
-            text = Path(file).read_text()
+            text, _ = read_source(file)
         except OSError as e:
             sys.stderr.write(f"shardy-ref fuzz: cannot read {file}: {e.strerror}\n")
             return 1

@@ -10,18 +10,15 @@ stderr as ``file:line:col: error: message``; the exit status is 1 when any chunk
 (or, with ``-verify-diagnostics``, when diagnostics and ``expected-*`` lines disagree).
 A bug of ours (any other Python exception) is reported as ``internal error in PASS on OP``
 with exit status 70, or as its traceback with ``-debug`` or ``SHARDY_REF_DEBUG=1``. ``-o``
-replaces its file only once the whole output is written.
+replaces its file only once the whole output is written, and a failed run leaves it as it
+was.
 """
 from __future__ import annotations
 
-import errno
 import os
 import re
-import stat
 import sys
-import tempfile
 import traceback
-from contextlib import suppress
 from dataclasses import dataclass, field
 
 USAGE = __doc__.split("\n\n")[1]
@@ -181,70 +178,27 @@ def build_pipeline(opts: Options, filename: str) -> list:
 def read_input(path: str, stdin, stderr) -> tuple[str, str] | None:
     """The input text and the file name diagnostics use (``-`` is stdin), or None after
     reporting a file that cannot be read, as mlir-opt words it."""
-    if path == "-":
-        return stdin.read(), "<stdin>"
+    from shardy_ref.tools.source import read_source
+
     try:
-        with open(path, encoding="utf-8", errors="surrogateescape") as f:
-            return f.read(), path
+        return read_source(path, stdin)
     except OSError as e:
         stderr.write(f"Could not open input file '{path}': {e.strerror}\n")
         return None
 
 
 def write_output(path: str, text: str, stderr) -> bool:
-    """Write ``text`` to ``path`` so that a failure keeps the file's previous content:
-    into a temporary file beside it, renamed over it once complete (a device or pipe such
-    as ``/dev/null`` is written in place). Reports a failure as mlir-opt words it and
-    returns False."""
-    stage = "open"
+    """Write ``text`` to ``path`` so that a failure keeps the file's previous content
+    (:func:`~shardy_ref.tools.source.replace_file`). Reports a failure as mlir-opt words
+    it and returns False."""
+    from shardy_ref.tools.source import OutputError, replace_file
+
     try:
-        kind = _file_kind(path)
-        if kind == stat.S_IFDIR:
-            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
-        if kind not in (None, stat.S_IFREG) or path.startswith(_SPECIAL_DIRS):
-            with open(path, "w", encoding="utf-8", errors="surrogateescape") as f:
-                stage = "write"
-                f.write(text)
-            return True
-        target = os.path.realpath(path)  # through a symlink: replace its target
-        mode = _new_file_mode(target)
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp",
-                                   dir=os.path.dirname(target))
-        stage = "write"
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as f:
-                f.write(text)
-            os.chmod(tmp, mode)
-            os.replace(tmp, target)
-        finally:
-            with suppress(OSError):
-                os.unlink(tmp)
-    except OSError as e:
-        stderr.write(f"cannot {stage} output file '{path}': {e.strerror}\n")
+        replace_file(path, text.encode("utf-8", errors="surrogateescape"))
+    except OutputError as e:
+        stderr.write(f"cannot {e.stage} output file '{path}': {e.strerror}\n")
         return False
     return True
-
-
-_SPECIAL_DIRS = ("/dev/", "/proc/")  # /dev/stdout may name a regular file: write, not replace
-
-
-def _file_kind(path: str) -> int | None:
-    """``stat.S_IFREG``, ``S_IFDIR``, ... of what ``path`` names (symlinks followed), or
-    None when nothing exists there yet."""
-    try:
-        return stat.S_IFMT(os.stat(path).st_mode)
-    except FileNotFoundError:
-        return None
-
-
-def _new_file_mode(target: str) -> int:
-    """The permissions the output file keeps (or, new, gets from the umask)."""
-    try:
-        return os.stat(target).st_mode & 0o7777
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
 
 
 def debug_requested(opts) -> bool:
@@ -346,7 +300,9 @@ def run(opts: Options, stdin=None, stdout=None, stderr=None) -> int:
             outputs.append(out.rstrip("\n"))
     body = "\n// -----\n".join(outputs) + "\n" if outputs else ""
     if opts.output:
-        if not write_output(opts.output, body, stderr):
+        # mlir-opt discards the output of a failed run (ToolOutputFile is not kept); we
+        # also leave an existing file as it was
+        if not failed and not write_output(opts.output, body, stderr):
             return 1
     else:
         stdout.write(body)

@@ -23,6 +23,7 @@ from shardy_ref.ir.diagnostics import ShardyRefError
 from shardy_ref.ir.sdy_axes import Mesh
 from shardy_ref.ir.sdy_sharding import TensorSharding
 from shardy_ref.ir.sharding_layout import Layout, dim_axes, layout
+from shardy_ref.tools.arg_types import positive_int
 from shardy_ref.tools.simulate_cmd import CommandError, read_module_file
 
 PALETTE = ("on dark_blue", "on dark_green", "on dark_red", "on purple4", "on dark_cyan",
@@ -51,7 +52,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--svg", metavar="OUT", help="also write the picture as SVG to OUT")
     p.add_argument("--function", default=None,
                    help="the entry function (default: @main, else the module's only one)")
-    p.add_argument("--width", type=int, default=None,
+    p.add_argument("--width", type=positive_int, default=None,
                    help="columns (default: the terminal's, 120 when not a terminal)")
     return p
 

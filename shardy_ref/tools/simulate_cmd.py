@@ -27,6 +27,7 @@ import numpy as np
 
 from shardy_ref.backends.jax_runtime import BackendError
 from shardy_ref.ir.diagnostics import ShardyRefError
+from shardy_ref.tools.arg_types import non_negative_float, non_negative_int, positive_int
 
 COMMANDS = ("run", "check")
 BACKENDS = ("numpy", "xla")
@@ -44,7 +45,7 @@ def _parser(command: str) -> argparse.ArgumentParser:
     p.add_argument("module", help="an MLIR file with sdy shardings (- for stdin)")
     p.add_argument("--inputs", metavar="X.npz", help="arguments arg0, arg1, ... (global "
                    "shapes); default: seeded random inputs")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (0)")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="seed of the random inputs (0)")
     p.add_argument("--function", default="main", help="the entry function (main)")
     p.add_argument("--memory-budget", type=_size, metavar="BYTES",
                    help="refuse a run that needs more (default: half the available "
@@ -57,10 +58,10 @@ def _parser(command: str) -> argparse.ArgumentParser:
     p.add_argument("--backend", choices=BACKENDS, default="numpy", help="who runs the "
                    "per-device program: our NumPy simulator (numpy, the default) or XLA on "
                    "jax's devices (xla; needs the jax extra)")
-    p.add_argument("--processes", type=int, default=1, metavar="P", help="with --backend "
+    p.add_argument("--processes", type=positive_int, default=1, metavar="P", help="with --backend "
                    "xla: run on the devices of P processes (one or more hosts; start this "
                    "command once per process) joined by jax.distributed (1)")
-    p.add_argument("--process-id", type=int, default=0, metavar="I",
+    p.add_argument("--process-id", type=non_negative_int, default=0, metavar="I",
                    help="this process's number, 0 .. P-1; only process 0 prints (0)")
     p.add_argument("--coordinator", metavar="HOST:PORT", help="process 0's address "
                    "(default: $JAX_COORDINATOR_ADDRESS)")
@@ -69,8 +70,10 @@ def _parser(command: str) -> argparse.ArgumentParser:
         p.add_argument("--single-device", action="store_true",
                        help="run the unpartitioned program on one device")
     else:
-        p.add_argument("--rtol", type=float, default=1e-5, help="relative tolerance (1e-5)")
-        p.add_argument("--atol", type=float, default=1e-5, help="absolute tolerance (1e-5)")
+        p.add_argument("--rtol", type=non_negative_float, default=1e-5,
+                       help="relative tolerance (1e-5)")
+        p.add_argument("--atol", type=non_negative_float, default=1e-5,
+                       help="absolute tolerance (1e-5)")
     return p
 
 
@@ -83,7 +86,9 @@ def _size(text: str) -> int:
 
 
 def main(command: str, argv: list[str]) -> int:
-    opts = _parser(command).parse_args(argv)
+    parser = _parser(command)
+    opts = parser.parse_args(argv)
+    _check_paths(parser, opts)
     progress = Progress(enabled=not opts.quiet)
     if opts.backend == "xla":
         # XLA warns on stderr that GSPMD, which keeps our all-manual program as it is, is
@@ -113,6 +118,19 @@ def main(command: str, argv: list[str]) -> int:
         progress.stop()
 
 
+def _check_paths(parser: argparse.ArgumentParser, opts) -> None:
+    """Usage errors (exit 2) for an ``--inputs`` file that is not an ``.npz`` archive and
+    an ``--out`` that is a directory."""
+    import zipfile
+
+    if opts.inputs and os.path.isfile(opts.inputs) and not zipfile.is_zipfile(opts.inputs):
+        parser.error(f"argument --inputs: {opts.inputs} is not an .npz file (numpy.savez "
+                     "writes one: arg0, arg1, ...)")
+    out = getattr(opts, "out", None)
+    if out and os.path.isdir(out):
+        parser.error(f"argument --out: {out} is a directory; name the .npz file to write")
+
+
 def _join(opts, progress) -> None:
     """Join the other processes of a ``--processes`` run (before jax starts); only process
     0 prints, so P processes write one report."""
@@ -134,11 +152,10 @@ def _join(opts, progress) -> None:
 
 def read_module_file(path: str) -> tuple[str, str]:
     """The text of ``path`` (``-``: standard input) and the name errors give it."""
-    if path == "-":
-        return sys.stdin.read(), "<stdin>"
+    from shardy_ref.tools.source import read_source
+
     try:
-        with open(path, encoding="utf-8") as f:
-            return f.read(), path
+        return read_source(path)
     except OSError as e:
         raise CommandError(f"cannot read {path}: {e.strerror}") from None
 
@@ -324,16 +341,23 @@ def _inputs(opts, types: list) -> list:
 
 
 def _write_results(path: str | None, results) -> None:
-    if path:
-        try:
-            np.savez(path, **{f"out{i}": np.asarray(r) for i, r in enumerate(results)})
-        except OSError as e:
-            raise CommandError(f"cannot write {path}: {e.strerror}") from None
+    """The results as ``out0, out1, ...`` in the ``.npz`` archive ``path`` (that very name:
+    ``numpy.savez`` given a name would add ``.npz``), replaced only once complete; without
+    ``path``, a summary on stdout."""
+    if not path:
+        for i, r in enumerate(results):
+            a = np.asarray(r)
+            print(f"out{i}: {a.dtype}{list(a.shape)}")
+            print(np.array2string(a, threshold=64, edgeitems=3))
         return
-    for i, r in enumerate(results):
-        a = np.asarray(r)
-        print(f"out{i}: {a.dtype}{list(a.shape)}")
-        print(np.array2string(a, threshold=64, edgeitems=3))
+    from shardy_ref.tools.source import replace_file
+
+    archive = io.BytesIO()
+    np.savez(archive, **{f"out{i}": np.asarray(r) for i, r in enumerate(results)})
+    try:
+        replace_file(path, archive.getvalue())
+    except OSError as e:
+        raise CommandError(f"cannot write {path}: {e.strerror}") from None
 
 
 # -- comparing ------------------------------------------------------------------------------

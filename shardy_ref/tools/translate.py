@@ -10,7 +10,8 @@ interpreter prints them. A failing ``check.expect_*``, an unsupported op or bad 
 reported as ``file:line:col: error: message`` and makes the exit status 1; chunks are
 independent. ``--no-vectorize`` runs ``interpreter.run_parallel`` one thread per process.
 A bug of ours exits 70 with ``internal error in ... on OP`` (``-debug`` or
-``SHARDY_REF_DEBUG=1``: the traceback); ``-o`` replaces its file only once all is written.
+``SHARDY_REF_DEBUG=1``: the traceback); ``-o`` replaces its file only once all is
+written, and only when the run succeeds.
 """
 from __future__ import annotations
 
@@ -164,7 +165,7 @@ def run(opts: Options, stdin=None, stdout=None, stderr=None) -> int:
         for d in interpret_chunk(chunk, opts, filename, args, out):
             stderr.write(d.render(source_lines) + "\n")
             failed = True
-    if opts.output and not write_output(opts.output, out.getvalue(), stderr):
+    if opts.output and not failed and not write_output(opts.output, out.getvalue(), stderr):
         return 1
     return 1 if failed else 0
 

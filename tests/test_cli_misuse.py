@@ -1,0 +1,121 @@
+"""Issue 28, misuse a new user tried: input that is not UTF-8, flag values out of range,
+``--out`` and ``--inputs`` that are not archives, a differential tool that cannot run, a
+command whose extra is not installed, ``print --help``. Each is a located or usage error
+(exit 1 or 2), never a traceback or a silent success."""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+from shardy_ref.tools import cli, diff_cmd
+from tests.conftest import ROOT
+
+EXAMPLE = str(ROOT / "examples" / "mlp.mlir")
+
+
+@pytest.fixture
+def latin1_comment(tmp_path):
+    """The example with a comment holding bytes that are not UTF-8 (MLIR reads bytes)."""
+    path = tmp_path / "latin1.mlir"
+    path.write_bytes(b"// caf\xe9 \xff\n" + (ROOT / "examples" / "mlp.mlir").read_bytes())
+    return str(path)
+
+
+@pytest.mark.parametrize("command", ["check", "run", "show", "explain", "print"])
+def test_non_utf8_comment_is_read_like_mlir_reads_it(command, latin1_comment, capsys):
+    extra = ["--quiet"] if command in ("check", "run") else []
+    assert cli.main([command, latin1_comment, *extra]) == 0
+    assert "Traceback" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("command", "flags", "flag"), [
+    ("check", ["--seed", "-1"], "--seed"),
+    ("check", ["--rtol", "-1"], "--rtol"),
+    ("check", ["--atol", "nan"], "--atol"),
+    ("run", ["--processes", "0"], "--processes"),
+    ("show", ["--width", "-3"], "--width"),
+    ("fuzz", ["--examples", "0"], "--examples"),
+    ("fuzz", ["--jobs", "-2"], "--jobs"),
+])
+def test_a_flag_out_of_range_is_a_usage_error_naming_it(command, flags, flag, capsys):
+    argv = [command, *([] if command == "fuzz" else [EXAMPLE]), *flags]
+    with pytest.raises(SystemExit) as e:
+        cli.main(argv)
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert f"error: argument {flag}: expected " in err, err
+
+
+def test_out_that_is_a_directory_is_a_usage_error(tmp_path, capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.main(["run", EXAMPLE, "--out", str(tmp_path), "--quiet"])
+    assert e.value.code == 2
+    assert "argument --out:" in capsys.readouterr().err
+    assert not (tmp_path.parent / f"{tmp_path.name}.npz").exists()
+
+
+def test_out_writes_the_very_file_named(tmp_path):
+    target = tmp_path / "results"  # no .npz: numpy.savez would have written results.npz
+    assert cli.main(["run", EXAMPLE, "--out", str(target), "--quiet"]) == 0
+    with np.load(target) as npz:
+        assert npz.files == ["out0"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results"]
+
+
+def test_inputs_that_are_not_an_archive_are_a_usage_error(tmp_path, capsys):
+    text = tmp_path / "x.txt"
+    text.write_text("1 2 3\n")
+    with pytest.raises(SystemExit) as e:
+        cli.main(["check", EXAMPLE, "--inputs", str(text), "--quiet"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument --inputs:" in err and "pickle" not in err
+
+
+@pytest.mark.parametrize("tool", ["nosuchtool-shardy-ref", "", "/"])
+def test_diff_with_a_tool_that_cannot_run_fails_and_compares_nothing(tool, tmp_path, capsys):
+    status = diff_cmd.main(["--tool", tool, "--pipeline", "sdy-propagation-pipeline",
+                            "--examples", "3", "--save", str(tmp_path), "--quiet"])
+    out, err = capsys.readouterr()
+    assert status == 2
+    assert "--tool: cannot run" in err
+    assert "agreement" not in out
+
+
+def test_diff_stops_when_the_tool_stops_starting(monkeypatch, tmp_path, capsys):
+    """A tool found at first that then cannot be started is not counted as disagreeing."""
+    def cannot_start(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(diff_cmd.subprocess, "run", cannot_start)
+    status = diff_cmd.main(["--tool", sys.executable, "--pipeline", "sdy-propagation-pipeline",
+                            "--examples", "2", "--save", str(tmp_path), "--quiet"])
+    out, err = capsys.readouterr()
+    assert status == 2
+    assert "Permission denied" in err and "nothing was compared" in err
+    assert "agreement" not in out
+
+
+def test_a_command_without_its_extra_names_the_extra(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "hypothesis", None)
+    for name in [m for m in sys.modules if m.startswith(("shardy_ref.testing",
+                                                          "shardy_ref.tools.fuzz"))]:
+        monkeypatch.delitem(sys.modules, name)
+    assert cli.main(["fuzz", "--examples", "1"]) == 1
+    err = capsys.readouterr().err
+    assert "pip install 'shardy-ref[testing]'" in err
+    assert "internal error" not in err and "Traceback" not in err
+
+
+def test_print_help_is_help(capsys):
+    assert cli.main(["print", "--help"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("usage: shardy-ref print FILE") and err == ""
+
+
+@pytest.mark.parametrize("rest", [[], ["a.mlir", "b.mlir"], ["--width"]])
+def test_print_without_one_file_is_a_usage_error(rest, capsys):
+    assert cli.main(["print", *rest]) == 2
+    assert "shardy-ref print: error: expected one FILE" in capsys.readouterr().err
