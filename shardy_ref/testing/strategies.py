@@ -9,9 +9,10 @@ empty dimensions carry no priority. Programs parse, verify and print back identi
 
 Example::
 
-    from hypothesis import given, strategies as st
+    from hypothesis import given, settings, strategies as st
     from shardy_ref.testing import strategies as sst
 
+    @settings(deadline=None)  # checks that run passes outlast the 200 ms default when busy
     @given(sst.meshes(min_axes=1), sst.programs(control_flow=True), st.data())
     def test_something(mesh, text, data):
         sharding = data.draw(sst.tensor_shardings(mesh, (8, 4), priorities=False))
