@@ -8,6 +8,8 @@ its result is stored once per "data" shard, as a compiled SPMD program would hol
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from shardy_ref.execute.values import Tensor, Token, TupleValue
@@ -25,11 +27,26 @@ def process_agnostic(op) -> bool:
     region reading values from outside the op."""
     from shardy_ref.execute.regions import free_values
 
-    for inner in op.walk():
-        if inner.name.split(".")[0] not in ("stablehlo", "chlo") \
-                or inner.name in PROCESS_DEPENDENT:
-            return False
-    return not any(free_values(region) for region in op.regions)
+    return _agnostic_itself(op) and all(_agnostic_region(r) for r in op.regions) and \
+        not any(free_values(region) for region in op.regions)
+
+
+def _agnostic_itself(op) -> bool:
+    return op.name.split(".")[0] in ("stablehlo", "chlo") and op.name not in PROCESS_DEPENDENT
+
+
+def _agnostic_region(region) -> bool:
+    """Every op in ``region``, nested ones too, is agnostic by name (cached per region, so
+    a nest of depth d is looked at once, not d times)."""
+    known = _AGNOSTIC.get(region)
+    if known is None:
+        known = _AGNOSTIC[region] = all(
+            _agnostic_itself(op) and all(_agnostic_region(r) for r in op.regions)
+            for block in region.blocks for op in block.ops)
+    return known
+
+
+_AGNOSTIC: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def shared_dims(ctx, args: list) -> tuple[int, ...]:

@@ -222,12 +222,13 @@ class Interpreter:
 def value_deaths(block, ops: list) -> dict:
     """Op index -> the values defined in ``block`` (arguments, results) last used by that
     op or by an op nested in its regions; a value never used dies where it is defined."""
+    from shardy_ref.execute.regions import values_used
+
     last = {v: -1 for v in block.args}
     for i, op in enumerate(ops):
-        for inner in op.walk():
-            for v in inner.operands:
-                if v in last:
-                    last[v] = i
+        for v in values_used(op):
+            if v in last:
+                last[v] = i
         for r in op.results:
             last[r] = i
     deaths: dict = {}

@@ -26,8 +26,15 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     debug = any(a in _DEBUG_FLAGS for a in argv)
     argv = [a for a in argv if a not in _DEBUG_FLAGS]
+    from shardy_ref.tools.stack import run_with_deep_stack
+
     try:
-        return _dispatch(argv)
+        # deeply nested modules: every command walks regions recursively somewhere
+        return run_with_deep_stack(lambda: _dispatch(argv))
+    except BrokenPipeError:
+        return 1
+    except KeyboardInterrupt:
+        return 130
     except ModuleNotFoundError as e:
         extra = EXTRAS.get((e.name or "").partition(".")[0])
         if extra is None:
