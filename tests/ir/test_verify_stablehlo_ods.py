@@ -18,11 +18,13 @@ EMPTY_BRANCH = """func.func @main(%arg0: tensor<i32>, %arg1: tensor<4xf32>) -> t
   return %0 : tensor<4xf32>
 }
 """
-TOKEN_GATHER = """func.func @main(%arg0: !stablehlo.token, %arg1: tensor<2x1xi32>) -> tensor<2x4xf32> {
-  %0 = "stablehlo.gather"(%arg0, %arg1) {dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, slice_sizes = array<i64: 1, 4>} : (!stablehlo.token, tensor<2x1xi32>) -> tensor<2x4xf32>
-  return %0 : tensor<2x4xf32>
-}
-"""
+TOKEN_GATHER = (
+    "func.func @main(%arg0: !stablehlo.token, %arg1: tensor<2x1xi32>) -> tensor<2x4xf32> {\n"
+    '  %0 = "stablehlo.gather"(%arg0, %arg1) {dimension_numbers = #stablehlo.gather<'
+    "offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim "
+    "= 1>, slice_sizes = array<i64: 1, 4>} : (!stablehlo.token, tensor<2x1xi32>) -> "
+    "tensor<2x4xf32>\n"
+    "  return %0 : tensor<2x4xf32>\n}\n")
 TOKEN_RESULT = """func.func @main(%arg0: tensor<4xf32>) -> !stablehlo.token {
   %0 = "stablehlo.reshape"(%arg0) : (tensor<4xf32>) -> !stablehlo.token
   return %0 : !stablehlo.token
