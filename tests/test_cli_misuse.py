@@ -119,3 +119,50 @@ def test_print_help_is_help(capsys):
 def test_print_without_one_file_is_a_usage_error(rest, capsys):
     assert cli.main(["print", *rest]) == 2
     assert "shardy-ref print: error: expected one FILE" in capsys.readouterr().err
+
+
+class _Stream:
+    def __init__(self, tty: bool):
+        self.lines: list[str] = []
+        self.tty = tty
+
+    def write(self, text: str) -> None:
+        self.lines.append(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return self.tty
+
+
+@pytest.mark.parametrize("tty", [True, False])
+def test_progress_ticks_on_a_terminal_and_says_once_elsewhere(tty, monkeypatch):
+    import threading
+
+    from shardy_ref.tools.simulate_cmd import Progress
+
+    monkeypatch.setattr(Progress, "EVERY", 0.01)
+    stream = _Stream(tty)
+    progress = Progress(stream=stream)
+    ticked = threading.Event()
+    with progress.phase("running"):
+        while not tty and not ticked.wait(0.05):
+            ticked.set()
+        while tty and len(stream.lines) < 2:
+            threading.Event().wait(0.01)
+    if tty:
+        assert all(line.startswith("shardy-ref: running... ") for line in stream.lines)
+    else:
+        assert stream.lines == ["shardy-ref: running: 0 s\n"]
+
+
+def test_one_device_is_not_devices(tmp_path, capsys):
+    path = tmp_path / "one.mlir"
+    path.write_text('sdy.mesh @mesh = <["x"=1]>\nfunc.func @main(%arg0: tensor<4xf32> '
+                    '{sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> tensor<4xf32> {\n'
+                    '  %0 = stablehlo.negate %arg0 : tensor<4xf32>\n'
+                    '  return %0 : tensor<4xf32>\n}\n')
+    assert cli.main(["check", str(path), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "(1 device)" in out and "(1 devices)" not in out

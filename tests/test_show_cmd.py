@@ -191,9 +191,11 @@ def test_unknown_value(capsys, features):
     assert (code, out, err) == (1, "", "shardy-ref show: no value named %9\n")
 
 
-def test_unwritable_svg(capsys, features, tmp_path):
-    code, _, err = _show(capsys, features, "--svg", str(tmp_path / "no" / "out.svg"))
-    assert code == 1 and err.startswith("shardy-ref show: cannot write ")
+@pytest.mark.parametrize("where", ["no/out.svg", "."])
+def test_unwritable_svg(capsys, features, tmp_path, where):
+    """Refused before anything is drawn (it used to draw the whole picture first)."""
+    code, out, err = _show(capsys, features, "--svg", str(tmp_path / where))
+    assert code == 1 and err.startswith("shardy-ref show: cannot write ") and out == ""
 
 
 def test_verifier_error_is_located(capsys, tmp_path):

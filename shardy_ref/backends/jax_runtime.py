@@ -37,7 +37,14 @@ class MissingExtraError(BackendError):
 
 def require_jax(what: str):
     """The ``jax`` module; a :class:`MissingExtraError` naming the extra when it is absent
-    (never an ImportError traceback)."""
+    (never an ImportError traceback). When jax is not imported yet, XLA's C++ log level is
+    set to warnings-and-worse off (unless ``TF_CPP_MIN_LOG_LEVEL`` says otherwise): XLA
+    warns that GSPMD, which keeps our all-manual program as it is, is deprecated."""
+    import os
+    import sys
+
+    if "jax" not in sys.modules:
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     try:
         import jax
     except ImportError:

@@ -76,6 +76,8 @@ def show(opts, text: str, filename: str) -> int:
     from shardy_ref.ir.verify import verify_module
     from shardy_ref.parser import parse_module
 
+    if opts.svg:
+        _check_writable(opts.svg)
     module = parse_module(text, filename)
     verify_module(module)
     meshes = _meshes(module)
@@ -94,11 +96,28 @@ def show(opts, text: str, filename: str) -> int:
         if brief:
             console.print(brief_table(brief))
     if opts.svg:
+        from shardy_ref.tools.source import replace_file
+
+        svg = console.export_svg(title=f"shardy-ref show {Path(filename).name}")
         try:
-            console.save_svg(opts.svg, title=f"shardy-ref show {Path(filename).name}")
+            replace_file(opts.svg, svg.encode("utf-8"))
         except OSError as e:
             raise CommandError(f"cannot write {opts.svg}: {e.strerror}") from None
     return 0
+
+
+def _check_writable(path: str) -> None:
+    """Refuse an ``--svg`` path that cannot be written before drawing anything."""
+    import os
+
+    parent = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise CommandError(f"cannot write {path}: Is a directory")
+    if not os.path.isdir(parent):
+        raise CommandError(f"cannot write {path}: No such file or directory")
+    if not os.access(parent, os.W_OK) or (os.path.exists(path) and
+                                          not os.access(path, os.W_OK)):
+        raise CommandError(f"cannot write {path}: Permission denied")
 
 
 def _console(opts):

@@ -255,7 +255,7 @@ def describe(program, filename: str) -> str:
         return "replicated" if s is None else str(s).removeprefix("#sdy.sharding")
 
     lines = [f"{filename}: mesh {str(program.mesh).removeprefix('#sdy.mesh')} "
-             f"({program.num_devices} devices)"]
+             f"({program.num_devices} device{'s' if program.num_devices != 1 else ''})"]
     for kind, specs in (("argument", program.args), ("result", program.results)):
         for i, spec in enumerate(specs):
             lines.append(f"  {kind} {i}: {spec.type} sharded {sharding(spec)}")
@@ -418,7 +418,9 @@ def _format_devices(devices: list[int]) -> str:
 
 # -- progress -------------------------------------------------------------------------------
 class Progress:
-    """A line on stderr every few seconds while a long phase runs (``--quiet``: none)."""
+    """While a long phase runs, a line on stderr every few seconds when stderr is a
+    terminal; into a file or pipe, one line as the phase ends if it took that long
+    (``--quiet``: none)."""
 
     EVERY = 5.0
 
@@ -428,11 +430,16 @@ class Progress:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
+    def _terminal(self) -> bool:
+        isatty = getattr(self.stream, "isatty", None)
+        return bool(isatty and isatty())
+
     @contextmanager
     def phase(self, what: str):
         start = time.monotonic()
         self._stop = threading.Event()
-        if self.enabled:
+        ticking = self.enabled and self._terminal()
+        if ticking:
             self._thread = threading.Thread(target=self._tick, args=(what, start, self._stop),
                                             daemon=True)
             self._thread.start()
@@ -440,6 +447,10 @@ class Progress:
             yield
         finally:
             self.stop()
+        took = time.monotonic() - start
+        if self.enabled and not ticking and took >= self.EVERY:
+            self.stream.write(f"shardy-ref: {what}: {took:.0f} s\n")
+            self.stream.flush()
 
     def _tick(self, what: str, start: float, stop: threading.Event) -> None:
         while not stop.wait(self.EVERY):
