@@ -263,8 +263,9 @@ def _verify_func_attrs(func: Operation, ctx: VerifyContext) -> None:
 
 # rule modules, imported when the verifier first runs
 _RULE_MODULES = ("core", "sharding", "collectives", "sdy_ops", "rules", "builtin_ops",
-                 "chlo_ops", "stablehlo_elementwise_shape", "stablehlo_ods", "stablehlo_structured",
-                 "stablehlo_collective_ops", "stablehlo_misc_ops", "stablehlo_dynamic_region_ops")
+                 "chlo_ops", "stablehlo_elementwise_shape", "stablehlo_structured",
+                 "stablehlo_collective_ops", "stablehlo_misc_ops", "stablehlo_dynamic_region_ops",
+                 "stablehlo_ods")
 
 
 def _load_rules() -> None:

@@ -7,8 +7,9 @@
   ``HLO_TensorOrToken...`` operands take ``!stablehlo.token``; every other op's operands
   and results are ``HLO_Tensor`` and a token is rejected with its summary.
 
-Ops with a more specific constraint (the elementwise ones, checked earlier with their own
-summaries) never reach these checks with a token.
+These run after every other check of the op (the module loads last): an op whose own
+checks know its exact ODS operand constraint (the elementwise ops, batch norms...) rejects a
+token first with that constraint's summary; these catch the rest.
 """
 from __future__ import annotations
 
