@@ -166,3 +166,12 @@ def test_one_device_is_not_devices(tmp_path, capsys):
     assert cli.main(["check", str(path), "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "(1 device)" in out and "(1 devices)" not in out
+
+
+def test_bytes_that_are_not_utf8_are_shown_as_replacement_characters(tmp_path, capsys):
+    path = tmp_path / "g.mlir"
+    path.write_bytes(b"func.func @main() {\n  %0 = stablehlo.caf\xe9\xff\n}\n")
+    assert cli.main(["check", str(path), "--quiet"]) == 1
+    assert cli.main(["print", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "\\udc" not in err and "\ufffd" in err

@@ -28,7 +28,7 @@ def test_usage_and_every_pass_with_its_options(help_text):
     assert set(passes) == set(PASS_MODULES)
     for name, cls in passes.items():
         row = next(i for i, line in enumerate(lines) if line.startswith(f"  -{name} "))
-        assert lines[row].split(" - ", 1)[1] == description(cls) != ""
+        assert lines[row].split(" - ", 1)[1] == description(cls).replace("``", "'") != ""
         options = [f.name.replace("_", "-") for f in dataclasses.fields(cls)] \
             if dataclasses.is_dataclass(cls) else []
         shown = [line.split()[0].lstrip("-").split("=")[0]
@@ -43,3 +43,37 @@ def test_option_types_and_defaults(help_text):
     assert "-propagation-strategy=<string>" in block and "default: aggressive" in block
     assert "-conservative-propagation=<bool>                 - default: false" in block
     assert "-replica-count=<int>" in help_text
+
+
+def _stdout_of(argv, parse=parse_args):
+    import contextlib
+    import io
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(SystemExit) as done:
+        parse(argv)
+    assert done.value.code == 0
+    return out.getvalue()
+
+
+def test_help_is_plain_text(help_text):
+    assert "``" not in help_text
+
+
+def test_list_passes_lists_every_pass_as_mlir_opt_does(help_text):
+    listed = _stdout_of(["--list-passes"])
+    assert listed.startswith("Available Passes:\n")
+    for name in PASS_MODULES:
+        assert f"\n  -{name} " in listed, name
+    assert listed.splitlines()[1:] == help_text.split("Passes and pass pipelines")[1] \
+        .splitlines()[1:]
+
+
+def test_version_of_every_tool(capsys):
+    from shardy_ref import __version__
+    from shardy_ref.tools import cli, translate
+
+    assert _stdout_of(["--version"]).startswith(f"shardy-ref-opt (shardy_ref {__version__})")
+    assert _stdout_of(["--version"], translate.parse_args).startswith(
+        f"shardy-ref-translate (shardy_ref {__version__})")
+    assert cli.main(["--version"]) == 0
+    assert capsys.readouterr().out.startswith(f"shardy-ref (shardy_ref {__version__})")

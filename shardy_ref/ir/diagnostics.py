@@ -20,7 +20,7 @@ class Diagnostic:
     notes: list[Diagnostic] = field(default_factory=list)
 
     def __str__(self) -> str:
-        return f"{self.location}: {self.severity}: {self.message}"
+        return _printable(f"{self.location}: {self.severity}: {self.message}")
 
     def render(self, source_lines: list[str] | None = None) -> str:
         """The diagnostic and its notes as mlir-opt writes them to stderr: each message,
@@ -33,7 +33,15 @@ class Diagnostic:
                 text = source_lines[loc.line - 1].expandtabs(8)
                 out.append(text)
                 out.append(" " * (loc.col - 1) + "^")
-        return "\n".join(out)
+        return _printable("\n".join(out))
+
+
+def _printable(text: str) -> str:
+    """Bytes of the input that are not UTF-8 (read as lone surrogates) shown as U+FFFD, as
+    a terminal shows them, rather than as ``\\udcXX`` escapes."""
+    if text.isascii():
+        return text
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 class ShardyRefError(Exception):
@@ -53,7 +61,7 @@ class ShardyRefError(Exception):
         return Diagnostic("error", self.location, self.message, list(self.notes))
 
     def __str__(self) -> str:
-        return f"{self.location}: error: {self.message}"
+        return _printable(f"{self.location}: error: {self.message}")
 
 
 class ParseError(ShardyRefError):

@@ -67,6 +67,10 @@ def _dispatch(argv: list[str]) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print(__doc__.strip())
         return 0
+    if argv[0] == "--version":
+        from shardy_ref.tools.opt import print_version
+        print_version("shardy-ref")
+        return 0
     command, *rest = argv
     if command == "print":
         return _print(rest)

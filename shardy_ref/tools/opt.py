@@ -82,6 +82,14 @@ def parse_args(argv: list[str]) -> Options:
             print(USAGE)
             print("\n" + passes_help())
             raise SystemExit(0)
+        elif name == "version":
+            print_version("shardy-ref-opt")
+            raise SystemExit(0)
+        elif name == "list-passes":  # mlir-opt's: the registered passes, then exit
+            from shardy_ref.tools.opt_help import passes_help
+            print("Available Passes:")
+            print("\n".join(passes_help().splitlines()[1:]))
+            raise SystemExit(0)
         elif name == "split-input-file":
             opts.split = True
         elif name == "verify-diagnostics":
@@ -107,6 +115,14 @@ def parse_args(argv: list[str]) -> Options:
     if positional:
         opts.input = positional[0]
     return opts
+
+
+def print_version(prog: str) -> None:
+    """``--version``: the tool, the package version, and what it mirrors."""
+    from shardy_ref import __version__
+
+    print(f"{prog} (shardy_ref {__version__}): a reference implementation of OpenXLA "
+          "Shardy in Python")
 
 
 @dataclass
@@ -262,6 +278,8 @@ def cli_main(prog: str, parse, run_, argv: list[str] | None) -> int:
         opts = parse(sys.argv[1:] if argv is None else argv)
     except UsageError as e:
         sys.stderr.write(f"{prog}: {e}\n")
+        return 1
+    except BrokenPipeError:  # --help or --list-passes into a pipe that closed early
         return 1
     try:
         return run_with_deep_stack(lambda: run_(opts))

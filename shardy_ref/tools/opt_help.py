@@ -65,7 +65,8 @@ def passes_help() -> str:
     lines = ["Passes and pass pipelines (-NAME or -NAME=\"OPTION=VALUE ...\"):"]
     for name, cls in load_all_passes().items():
         kind = "pipeline" if hasattr(cls, "elements") else "pass"
-        lines.append(f"  -{name:<50} - {description(cls) or kind}")
+        text = (description(cls) or kind).replace("``", "'")  # plain text, not RST
+        lines.append(f"  -{name:<50} - {text}")
         for option, type_name, default in pass_options(cls):
             shown = default or '""'
             lines.append(f"      -{option + '=' + type_name:<47} - default: {shown}")

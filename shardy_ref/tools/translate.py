@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from shardy_ref.tools.opt import (
     UsageError,
     cli_main,
+    print_version,
     read_input,
     single_threaded_blas,
     split_chunks,
@@ -63,6 +64,9 @@ def parse_args(argv: list[str]) -> Options:
         name, eq, value = arg.lstrip("-").partition("=")
         if name in ("h", "help"):
             print(__doc__)
+            raise SystemExit(0)
+        if name == "version":
+            print_version("shardy-ref-translate")
             raise SystemExit(0)
         if name in _FLAGS:
             setattr(opts, _FLAGS[name], True)
