@@ -405,13 +405,51 @@ def _frozen_heap():
                 gc.unfreeze()
 
 
+class PassInstrumentation:
+    """Hooks around each pass run (MLIR ``PassInstrumentation``): the IR printer and the
+    timer of ``shardy-ref-opt``'s ``--mlir-print-ir-*`` and ``--mlir-timing`` flags."""
+
+    def run_before_pass(self, p: Pass, op: Operation) -> None:
+        pass
+
+    def run_after_pass(self, p: Pass, op: Operation) -> None:
+        pass
+
+    def run_after_pass_failed(self, p: Pass, op: Operation) -> None:
+        pass
+
+
+def pipeline_text(elements: list[PipelineElement], anchor: str = TOP_ANCHOR) -> str:
+    """A pipeline as ``--pass-pipeline`` spells it: ``builtin.module(a,func.func(b{x=1}))``
+    (MLIR ``OpPassManager::printAsTextualPipeline``)."""
+    parts = []
+    for element in elements:
+        if element.pass_ is not None:
+            parts.append(element.pass_.NAME + _options_text(element.pass_))
+        else:
+            parts.append(pipeline_text(list(element.nested), element.op_name))
+    return f"{anchor}({','.join(parts)})"
+
+
+def _options_text(p: Pass) -> str:
+    if not dataclasses.is_dataclass(p):
+        return ""
+    items = []
+    for f in dataclasses.fields(p):
+        value = getattr(p, f.name)
+        text = str(value).lower() if isinstance(value, bool) else str(value)
+        items.append(f"{f.name.replace('_', '-')}={text}")
+    return "{" + " ".join(items) + "}" if items else ""
+
+
 class PassManager:
     """Runs a pipeline on a module, verifying the IR after each pass that changed it (as
     mlir-opt does, which skips passes that preserved all analyses)."""
 
-    def __init__(self, pipeline: list[PipelineElement], verify=None):
+    def __init__(self, pipeline: list[PipelineElement], verify=None, instrumentations=()):
         self.pipeline = pipeline
         self.verify = verify
+        self.instrumentations = tuple(instrumentations)
         self._verified: dict[int, tuple[Operation, tuple]] = {}
 
     def run(self, module: Operation, ctx: PassContext) -> None:
@@ -438,13 +476,20 @@ class PassManager:
         errors: list[ShardyRefError] = []
         with symbols_fixed(op) if targets != [op] else nullcontext():
             for target in targets:
+                for i in self.instrumentations:
+                    i.run_before_pass(p, target)
                 try:
                     with blame(p.NAME, target):
                         p.run(target, ctx)
                 except ShardyRefError as e:  # MLIR runs a nested pass on every op, then fails
+                    for i in self.instrumentations:
+                        i.run_after_pass_failed(p, target)
                     if len(targets) == 1:
                         raise
                     errors.append(e)
+                else:
+                    for i in self.instrumentations:
+                        i.run_after_pass(p, target)
         if errors:
             first = errors[0]
             first.others = [*getattr(first, "others", ()), *errors[1:]]

@@ -3,6 +3,10 @@
     shardy-ref-opt [FILE|-] [-o OUT] [-split-input-file] [-verify-diagnostics]
                    [-allow-unregistered-dialect] [-mlir-print-op-generic] [-debug]
                    [-PASS[=OPTIONS] ...] [--pass-pipeline=PIPELINE]
+                   [--mlir-print-ir-before-all] [--mlir-print-ir-after-all]
+                   [--mlir-print-ir-after-change] [--mlir-print-ir-after-failure]
+                   [--mlir-timing] [--mlir-pass-statistics] [--dump-pass-pipeline]
+                   [--verify-roundtrip] [--list-passes] [--version] [--help]
 
 The command line only parses flags and drives the pass manager: each input chunk is
 parsed, verified, run through the passes, verified again, and printed. Diagnostics go to
@@ -18,12 +22,18 @@ from __future__ import annotations
 import os
 import re
 import sys
+import time
 import traceback
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-USAGE = __doc__.split("\n\n")[1]
+USAGE = ("OVERVIEW: shardy_ref's optimizer driver, a drop-in for sdy_opt\n\nUSAGE:\n" +
+         __doc__.split("\n\n")[1])
 
 _IGNORED_FLAGS = {"mlir-disable-threading", "verify-each"}
+_PRINT_IR = ("before-all", "after-all", "after-change", "after-failure")
+_BOOLEAN_FLAGS = {"mlir-timing": "timing", "mlir-pass-statistics": "statistics",
+                  "dump-pass-pipeline": "dump_pipeline", "verify-roundtrip": "verify_roundtrip"}
 INTERNAL_ERROR_STATUS = 70  # EX_SOFTWARE: a bug of ours, not a problem with the input
 REPORT_REQUEST = ("please report this bug to the shardy_ref project with the input and the "
                   "command line (-debug or SHARDY_REF_DEBUG=1 shows the Python traceback)")
@@ -40,6 +50,12 @@ class Options:
     passes: list[tuple[str, str]] = field(default_factory=list)  # (name, options) in order
     pipeline: str | None = None
     debug: bool = False
+    # mlir-opt's debugging flags (:mod:`shardy_ref.tools.opt_instruments`)
+    print_ir: set[str] = field(default_factory=set)  # before-all, after-all, ...
+    timing: bool = False
+    statistics: bool = False
+    dump_pipeline: bool = False
+    verify_roundtrip: bool = False
 
 
 class UsageError(Exception):
@@ -100,6 +116,10 @@ def parse_args(argv: list[str]) -> Options:
             opts.generic = True
         elif name == "debug":
             opts.debug = True
+        elif name.startswith("mlir-print-ir-") and name[len("mlir-print-ir-"):] in _PRINT_IR:
+            opts.print_ir.add(name[len("mlir-print-ir-"):])
+        elif name in _BOOLEAN_FLAGS:
+            setattr(opts, _BOOLEAN_FLAGS[name], True)
         elif name == "pass-pipeline":
             opts.pipeline = value.strip("'\"")
         elif name in _IGNORED_FLAGS:
@@ -155,23 +175,65 @@ def process_chunk(chunk: Chunk, opts: Options, filename: str):
     from shardy_ref.ir.verify import verify_module
     from shardy_ref.parser import parse_module, print_module
     from shardy_ref.pass_manager import PassContext, PassManager, blame
+    from shardy_ref.tools.opt_instruments import instruments_for, report
 
     ctx = PassContext()
+    instruments = instruments_for(opts, sys.stderr)
+    timer = instruments.get("timer")
     try:
-        with blame("the parser", location=Location(filename, chunk.first_line, 1)):
+        with blame("the parser", location=Location(filename, chunk.first_line, 1)), \
+                _timed(timer, "Parser"):
             module = parse_module(chunk.text, filename, chunk.first_line - 1, ctx.diagnostics,
                                   allow_unregistered=opts.allow_unregistered)
-        with blame("the verifier", module):
+        with blame("the verifier", module), _timed(timer, "Verifier"):
             verify_module(module)
         pipeline = build_pipeline(opts, filename)
-        PassManager(pipeline, verify=verify_module).run(module, ctx)
-        with blame("the printer", module):
+        if opts.dump_pipeline:
+            from shardy_ref.pass_manager import pipeline_text
+            sys.stderr.write(f"Pass Manager with {len(pipeline)} passes:\n"
+                             f"{pipeline_text(pipeline)}\n")
+        PassManager(pipeline, verify=verify_module,
+                    instrumentations=instruments.values()).run(module, ctx)
+        with blame("the printer", module), _timed(timer, "Output"):
             # sdy_opt registers neither the interpreter nor the check dialect
-            return print_module(module, generic=opts.generic,
-                                generic_dialects=("check", "interpreter")), ctx.diagnostics
+            text = print_module(module, generic=opts.generic,
+                                generic_dialects=("check", "interpreter"))
+        if opts.verify_roundtrip:
+            verify_roundtrip(module, text, opts)
+        return text, ctx.diagnostics
     except ShardyRefError as e:
         others = [o.diagnostic for o in getattr(e, "others", ())]
         return None, [*ctx.diagnostics, e.diagnostic, *others]
+    finally:
+        report(instruments, sys.stderr)
+
+
+@contextmanager
+def _timed(timer, name: str):
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        if timer is not None:
+            timer.add(name, time.perf_counter() - start)
+
+
+def verify_roundtrip(module, text: str, opts: Options) -> None:
+    """mlir-opt's ``--verify-roundtrip``: the printed module, parsed again, prints the
+    same, in the generic form and in the custom one."""
+    from shardy_ref.ir.diagnostics import VerifyError
+    from shardy_ref.parser import parse_module, print_module
+
+    for generic in (True, False):
+        printed = text if generic == opts.generic else print_module(
+            module, generic=generic, generic_dialects=("check", "interpreter"))
+        again = print_module(parse_module(printed, "<roundtrip>",
+                                          allow_unregistered=opts.allow_unregistered),
+                             generic=generic, generic_dialects=("check", "interpreter"))
+        if again != printed:
+            form = "generic" if generic else "custom"
+            raise VerifyError(module.location, f"roundTrip testing roundtripped module "
+                              f"differs from original ({form} form)")
 
 
 def build_pipeline(opts: Options, filename: str) -> list:
