@@ -32,6 +32,7 @@ _PARTITION = "shardy_ref.partition."
 PASS_MODULES: dict[str, str] = {
     "symbol-dce": "shardy_ref.transforms.symbol_dce",
     "cse": "shardy_ref.transforms.cse",
+    "inline": "shardy_ref.transforms.inline",
     "canonicalize": "shardy_ref.transforms.canonicalize",
     "chlo-legalize-to-stablehlo": "shardy_ref.transforms.chlo_legalize",
     "stablehlo-legalize-composite-to-call": "shardy_ref.transforms.composite_to_call",
