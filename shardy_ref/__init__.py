@@ -7,3 +7,14 @@ load what they need when first used.
 
 __version__ = "0.1.0"
 ORACLE_JAX_VERSION = "0.10.2"  # the jaxlib whose Shardy our output is compared against
+
+
+def visualize(x, shape=None, mesh=None, **options) -> None:
+    """Draw ``x``'s sharding: a ``jax.Array``, a ``NamedSharding`` with ``shape``, or an
+    sdy sharding with ``shape`` and ``mesh`` (see :mod:`shardy_ref.pictures`)."""
+    from shardy_ref.pictures import visualize as draw
+
+    draw(x, shape, mesh, **options)
+
+
+show = visualize
