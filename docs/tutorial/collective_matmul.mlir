@@ -1,4 +1,4 @@
-// shard_map's collective matmul (seed 004, section 5.1) on 4 devices: each device holds
+// shard_map's collective matmul (docs.jax.dev, "shard_map", collective matmul) on 4 devices: each device holds
 // 2 rows of A and all of B; it multiplies its rows, passes them to device d-1 (so it
 // receives the rows of device d+1) and repeats, writing each product at its rows of C.
 // Communication (collective_permute) overlaps with the next multiplication.

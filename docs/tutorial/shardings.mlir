@@ -1,4 +1,4 @@
-// The pieces of a sharding (seed 000, "Sharding representation"), one argument each.
+// The pieces of a sharding (openxla.org/shardy/sharding_representation), one argument each.
 sdy.mesh @mesh = <["x"=2, "y"=4, "z"=2]>
 
 func.func @main(

@@ -6,7 +6,8 @@ arguments of nested regions, then the function's results) carries the same shard
 A sharding is compared with its mesh symbol resolved to the mesh itself (``@mesh`` and
 ``@other`` naming ``<["a"=2]>`` are the same mesh), so mesh names, SSA names and the
 printing of either side do not matter; a value without a sharding differs from one with a
-fully replicated sharding (spec 003 §2.0: an absent sharding is open, not replicated).
+fully replicated sharding (openxla.org/shardy/sdy_dialect: an absent sharding is open, not
+replicated).
 """
 from __future__ import annotations
 
