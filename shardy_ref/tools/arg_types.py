@@ -7,39 +7,29 @@ import argparse
 import math
 
 
-def _number(text: str, convert, what: str):
+def _number(text: str, convert, what: str, low: float, high: float = math.inf):
+    """``text`` converted and within ``[low, high]`` (finite), else a usage error that says
+    ``what`` was expected."""
     try:
         value = convert(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
-    if isinstance(value, float) and not math.isfinite(value):
+        value = None
+    if value is None or not math.isfinite(value) or not low <= value <= high:
         raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
     return value
 
 
 def non_negative_int(text: str) -> int:
-    value = _number(text, int, "an integer >= 0")
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
-    return value
+    return _number(text, int, "an integer >= 0", 0)
 
 
 def positive_int(text: str) -> int:
-    value = _number(text, int, "an integer >= 1")
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
-    return value
+    return _number(text, int, "an integer >= 1", 1)
 
 
 def non_negative_float(text: str) -> float:
-    value = _number(text, float, "a finite number >= 0")
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, got {text!r}")
-    return value
+    return _number(text, float, "a finite number >= 0", 0)
 
 
 def percentage(text: str) -> float:
-    value = _number(text, float, "a percentage 0 .. 100")
-    if not 0 <= value <= 100:
-        raise argparse.ArgumentTypeError(f"expected a percentage 0 .. 100, got {text!r}")
-    return value
+    return _number(text, float, "a percentage 0 .. 100", 0, 100)
