@@ -85,19 +85,24 @@ def oracle_available() -> bool:
     return ORACLE_PY.exists()
 
 
-def _key(chunk_text: str, unregistered: bool, generic: bool, pipeline: str | None) -> str:
-    h = hashlib.sha256(f"{unregistered}|{generic}|{pipeline}|".encode() + chunk_text.encode())
+def _key(chunk_text: str, unregistered: bool, generic: bool, pipeline: str | None,
+         print_flags: dict | None = None) -> str:
+    flags = f"{sorted(print_flags.items())}|" if print_flags else ""
+    h = hashlib.sha256(f"{unregistered}|{generic}|{pipeline}|{flags}".encode() +
+                       chunk_text.encode())
     return h.hexdigest()[:24]
 
 
 def oracle_print(texts: list[tuple[str, bool]], generic: bool = False,
-                 pipeline: str | None = None) -> list[dict]:
-    """Oracle results ``{"ok", "out", "err"}`` for ``(text, allow_unregistered)`` pairs, cached."""
+                 pipeline: str | None = None, print_flags: dict | None = None) -> list[dict]:
+    """Oracle results ``{"ok", "out", "err"}`` for ``(text, allow_unregistered)`` pairs, cached.
+    ``print_flags``: more keyword arguments of MLIR's ``Operation.get_asm`` (Python API)."""
     CACHE.mkdir(parents=True, exist_ok=True)
-    keys = [_key(t, u, generic, pipeline) for t, u in texts]
+    keys = [_key(t, u, generic, pipeline, print_flags) for t, u in texts]
     missing = [(k, t, u) for k, (t, u) in zip(keys, texts) if not (CACHE / f"{k}.json").exists()]
     if missing:
-        jobs = [{"id": k, "text": t, "unregistered": u, "generic": generic, "pipeline": pipeline}
+        jobs = [{"id": k, "text": t, "unregistered": u, "generic": generic, "pipeline": pipeline,
+                 "print_flags": print_flags or {}}
                 for k, t, u in {m[0]: m for m in missing}.values()]
         proc = subprocess.run([str(ORACLE_PY), str(ROOT / "tools" / "oracle_batch.py")],
                               input=json.dumps(jobs), capture_output=True, text=True, check=True)

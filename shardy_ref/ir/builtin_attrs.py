@@ -8,6 +8,7 @@ See https://mlir.llvm.org/docs/Dialects/Builtin/#attributes.
 from __future__ import annotations
 
 import dataclasses
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from shardy_ref.ir.floatfmt import format_float
@@ -157,6 +158,11 @@ class DenseArrayAttr(Attribute):
         return self.value[i]
 
 
+# --mlir-elide-elementsattrs-if-larger=N: while set (by the printer), a non-splat
+# DenseElementsAttr of more than N elements prints as MLIR's ``dense_resource<__elided__>``.
+ELIDE_ELEMENTS_LARGER_THAN: ContextVar[int | None] = ContextVar("elide_elements", default=None)
+
+
 @dataclass(frozen=True, slots=True)
 class DenseElementsAttr(Attribute):
     """``dense<...> : tensor<...>``: the elements of a statically shaped tensor, row-major.
@@ -179,6 +185,9 @@ class DenseElementsAttr(Attribute):
         return DenseElementsAttr(type_, values, len(values) == 1)
 
     def __str__(self) -> str:
+        limit = ELIDE_ELEMENTS_LARGER_THAN.get()
+        if limit is not None and not self.is_splat and len(self.values) > limit:
+            return f"dense_resource<__elided__> : {self.type}"
         from shardy_ref.ir.dense import format_dense
         return f"dense<{format_dense(self)}> : {self.type}"
 

@@ -96,12 +96,13 @@ class OpResult(Value):
 class BlockArgument(Value):
     """Argument number ``index`` of ``block``."""
 
-    __slots__ = ("block", "index")
+    __slots__ = ("block", "debug_location", "index")
 
     def __init__(self, type: Type, block: Block, index: int):
         super().__init__(type)
         self.block = block
         self.index = index
+        self.debug_location = None  # an explicit ``loc(...)``; see Operation.debug_location
 
     @property
     def parent_block(self) -> Block:
@@ -151,6 +152,7 @@ class Operation:
         "_operands",
         "_prev",
         "attributes",
+        "debug_location",
         "location",
         "name",
         "parent",
@@ -178,6 +180,9 @@ class Operation:
         self._prev: Operation | None = None
         self._next: Operation | None = None
         self.location = location
+        # The location attribute MLIR would print with --mlir-print-debuginfo (a
+        # shardy_ref.ir.location debug location), or None: the position in ``location``.
+        self.debug_location = None
 
     # -- operands and results ------------------------------------------------------------
     @property
@@ -297,6 +302,7 @@ class Operation:
         op = Operation(self.name, [mapping.get(v, v) for v in self.operands],
                        self.result_types, dict(self.attributes), (), (), self.location,
                        self.properties)
+        op.debug_location = self.debug_location
         for old, new in zip(self.results, op.results):
             mapping[old] = new
         for region in self.regions:
@@ -552,6 +558,7 @@ class Region:
             mapping[block] = new
             for old_arg, new_arg in zip(block.args, new.args):
                 mapping[old_arg] = new_arg
+                new_arg.debug_location = old_arg.debug_location
         for block, new in zip(self.blocks, region.blocks):
             for op in block:
                 new.append(op.clone(mapping))

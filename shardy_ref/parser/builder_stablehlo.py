@@ -12,7 +12,7 @@ from lark import Token
 from shardy_ref._lazy import lazy_module
 from shardy_ref.ir import builtin_attrs as ba
 from shardy_ref.ir.diagnostics import ParseError
-from shardy_ref.ir.location import Location
+from shardy_ref.ir.location import FileLineColLoc, Location
 from shardy_ref.ir.operation import Block, Operation, Region
 from shardy_ref.ir.types import I1, I32, I64, ComplexType, FunctionType, TupleType
 from shardy_ref.parser import literals as lit
@@ -303,7 +303,7 @@ class StablehloBuilder:
         operands = []
         while rest and isinstance(rest[0], tuple):
             operands.append(rest.pop(0))
-        applies, dims, attrs, types, _loc, reducer = rest
+        applies, dims, attrs, types, loc, reducer = rest
         inputs = [o[0] for o in operands]
         inits = [o[1] for o in operands]
         operand_types, result_types = self._signature(tok, "functional", types, 2 * len(inputs))
@@ -318,8 +318,14 @@ class StablehloBuilder:
             if applies is None:
                 raise self.error(tok, "expected 'reducer'")
             reducer = self._compact_reducer(applies, operand_types[:len(inputs)])
-        return self.make_op(tok, "stablehlo.reduce", inputs + inits, operand_types,
-                            result_types, attributes, [reducer])
+        op = self.make_op(tok, "stablehlo.reduce", inputs + inits, operand_types,
+                          result_types, attributes, [reducer])
+        if loc is not None:
+            self.op_locs.append((op, loc))
+        else:  # StableHLO's reduce parser locates the op at its "(" (seen with the oracle)
+            at = self.loc_at(self.text.find("(", tok.end_pos))
+            op.debug_location = FileLineColLoc(at.file, at.line, at.col)
+        return op
 
     def reduce_applies(self, items):
         return items[0]

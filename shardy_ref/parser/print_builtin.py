@@ -48,7 +48,8 @@ def print_func(p: Printer, op) -> bool | None:
         if external:
             args.append(f"{t}{attrs}")
         else:
-            args.append(f"{p.value(body.blocks[0].args[i])}: {t}{attrs}")
+            arg = body.blocks[0].args[i]
+            args.append(f"{p.value(arg)}: {t}{attrs}{p.argument_location(arg)}")
     p.write("(" + ", ".join(args) + ")")
     if ftype.results:
         needs_parens = len(ftype.results) > 1 or isinstance(ftype.results[0], FunctionType) or \

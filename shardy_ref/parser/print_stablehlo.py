@@ -2,7 +2,7 @@
 
 Ops of the common shape print from their :class:`Format`; the rest have printers below.
 Inside the attr-dict an inherent attribute is dropped when the syntax already printed it
-or when it equals its declared default (``/work/notes``-verified MLIR behaviour).
+or when it equals its declared default (as MLIR's printer does).
 """
 from __future__ import annotations
 
@@ -291,8 +291,8 @@ def print_reduce(p: Printer, op):
     if inner is None:
         block = op.regions[0].blocks[0]
         args = block.args
-        pairs = "".join(f"({p.value(args[i])}: {args[i].type}, {p.value(args[i + n])}: "
-                        f"{args[i + n].type}) " for i in range(n))
+        pairs = "".join(f"({p.argument(args[i])}, {p.argument(args[i + n])}) "
+                        for i in range(n))
         p.write("\n" + " " * p.indent + " reducer" + pairs + " ")
         p.print_region(op.regions[0])
     return None

