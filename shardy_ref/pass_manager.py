@@ -36,7 +36,7 @@ PASS_MODULES: dict[str, str] = {
     "canonicalize": "shardy_ref.transforms.canonicalize",
     "chlo-legalize-to-stablehlo": "shardy_ref.transforms.chlo_legalize",
     "stablehlo-legalize-composite-to-call": "shardy_ref.transforms.composite_to_call",
-    # import passes (spec 002, algorithms.md §5.2)
+    # import passes (https://openxla.org/shardy/sdy_import_passes)
     "sdy-lift-inlined-meshes": _IMPORTS + "meshes",
     "sdy-inline-meshes": _IMPORTS + "meshes",
     "sdy-remove-size-one-axes": _IMPORTS + "remove_size_one_axes",
@@ -53,14 +53,14 @@ PASS_MODULES: dict[str, str] = {
     "sdy-explicit-gather-scatter-batching": _IMPORTS + "gather_scatter_batching",
     "sdy-import-pipeline": _IMPORTS + "import_pipeline",
     "sdy-populate-op-sharding-rules": "shardy_ref.propagate.rules.populate",
-    # propagation (algorithms.md §5.2-§5.8)
+    # propagation (https://openxla.org/shardy/sdy_propagation_passes)
     "sdy-basic-propagate": "shardy_ref.propagate.basic_propagation",
     "sdy-aggressive-propagate": "shardy_ref.propagate.aggressive_propagation",
     "sdy-op-priority-propagate": "shardy_ref.propagate.op_priority_propagation",
     "sdy-user-priority-propagate": "shardy_ref.propagate.user_priority_propagation",
     "sdy-propagation-pipeline": "shardy_ref.propagate.propagation_pipeline",
     "sdy-export-pipeline": _EXPORTS + "export_pipeline",
-    # export passes (algorithms.md §5.2) and the partitioner (§6)
+    # export passes (https://openxla.org/shardy/sdy_export_passes) and the partitioner
     **{f"sdy-{name.replace('_', '-')}": _EXPORTS + name for name in (
         "sink_data_flow_edges", "sink_func_data_flow_edges", "propagate_to_func_results",
         "export_named_computations", "unflatten_call_graph", "insert_func_call_reshards",

@@ -1,5 +1,5 @@
-// Seed 001's zeros_like: the output has no data dependency on the input, yet should be
-// sharded like it. A sharding group (id 0) ties the two together.
+// The Compiler API doc's zeros_like: the output has no data dependency on the input, yet
+// should be sharded like it. A sharding group (id 0) ties the two together.
 sdy.mesh @mesh_xy = <["x"=2, "y"=2]>
 
 func.func @main(%arg0: tensor<8x2xi64> {sdy.sharding = #sdy.sharding<@mesh_xy, [{"x"}, {"y"}]>}) -> tensor<8x2xi64> {

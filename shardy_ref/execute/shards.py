@@ -223,7 +223,8 @@ def split_unreduced(data: np.ndarray, sharding: TensorSharding, mesh: Mesh) -> n
     """Per-device parts ``[*mesh_shape, *local]`` of shards ``data`` (laid out as
     :func:`shard_compact` gives them) for a sharding with unreduced axes: their reduction
     along those axes is ``data`` (a sum: the value on the first device, zeros elsewhere;
-    max/min: a copy everywhere). Spec 003 §3.18, unreduced axes."""
+    max/min: a copy everywhere). See the unreduced axes of
+    https://openxla.org/shardy/sdy_dialect#tensorshardingattr."""
     if not sharding.unreduced_axes or sharding.reduction_op != ReductionOp.SUM:
         return data
     full = mesh_shape(mesh)

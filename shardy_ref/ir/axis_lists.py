@@ -1,5 +1,6 @@
 """Algebra of axis-ref lists (upstream ``utils.cc``): merging consecutive sub-axes,
-sorting in mesh order, and set difference at sub-axis granularity (spec 000 §3.4)."""
+sorting in mesh order, and set difference at sub-axis granularity ("Axis splitting and
+sub-axes" in https://openxla.org/shardy/sharding_representation)."""
 from __future__ import annotations
 
 from bisect import bisect_left

@@ -1,6 +1,7 @@
 """Ops of the sdy dialect (collectives declare no memory effects upstream, so they are
 not "pure": unused ones are kept): inherent attributes and traits from upstream ``ir/ops.td``
-(spec 003 §2). Their text syntax lives in ``shardy_ref.parser``."""
+(https://openxla.org/shardy/sdy_dialect#operations). Their text syntax lives in
+``shardy_ref.parser``."""
 from shardy_ref.ir.opdefs import register
 
 register("sdy.mesh", inherent=("mesh", "sym_name"), symbol=True)

@@ -3,8 +3,10 @@
 A mesh is a list of named axes (``<["x"=2, "y"=4]>``); an axis ref names a whole axis
 (``"x"``) or a sub-axis (``"x":(m)k``: pre-size ``m``, size ``k``). The algebra
 (``contains``, ``overlaps``, ``can_coexist``, ``merge`` ...) follows upstream
-``ir/dialect.cc``, summarised in spec ``algorithms.md`` §5.1 and spec 003 §3.3, §3.11-§3.12,
-§3.16. See https://openxla.org/shardy/sdy_dialect#axisrefattr.
+``shardy/dialect/sdy/ir/dialect.cc`` at the pinned commit a0277a83e7f8. See
+https://openxla.org/shardy/sdy_dialect#axisrefattr (and ``#meshattr``, ``#meshaxisattr``,
+``#subaxisinfoattr`` there) and "Axis splitting and sub-axes" in
+https://openxla.org/shardy/sharding_representation.
 """
 from __future__ import annotations
 
@@ -58,7 +60,7 @@ class MeshAxis(SdyAttr):
 
 @dataclass(frozen=True, slots=True)
 class Mesh(SdyAttr):
-    """A mesh: axes and an optional device order (spec 003 §3.11).
+    """A mesh: axes and an optional device order (sdy_dialect#meshattr).
 
     Like upstream's builder, an explicit ``device_ids`` equal to ``iota`` of a non-empty
     axis list is dropped, so ``<["a"=2], device_ids=[0, 1]>`` is ``<["a"=2]>``.
@@ -75,9 +77,10 @@ class Mesh(SdyAttr):
 
     @staticmethod
     def verify_params(axes, device_ids) -> str | None:
-        """Upstream ``MeshAttr::verify`` (MESHATTR-1..4, spec 003 §3.11): the first broken
-        rule's message, or None. Upstream runs it when the attribute is built, so a bad
-        mesh is a parse error. Its last check (explicit ``device_ids`` equal to iota) cannot
+        """Upstream ``MeshAttr::verify`` (our rules MESHATTR-1..4, the constraints of
+        https://openxla.org/shardy/sdy_dialect#meshattr): the first broken rule's message,
+        or None. Upstream runs it when the attribute is built, so a bad mesh is a parse
+        error. Its last check (explicit ``device_ids`` equal to iota) cannot
         fail here, as such ids are dropped on construction, as upstream's builder does."""
         for device_id in device_ids:
             if device_id < 0:
@@ -157,7 +160,7 @@ class Mesh(SdyAttr):
 
 @dataclass(frozen=True, slots=True)
 class SubAxisInfo(SdyAttr):
-    """``(m)k``: a sub-axis of pre-size ``m`` and size ``k`` (spec 003 §3.16)."""
+    """``(m)k``: a sub-axis of pre-size ``m`` and size ``k`` (sdy_dialect#subaxisinfoattr)."""
 
     MNEMONIC: ClassVar[str] = "sub_axis_info"
     pre_size: int
@@ -174,7 +177,7 @@ class SubAxisInfo(SdyAttr):
 
 @dataclass(frozen=True, slots=True)
 class AxisRef(SdyAttr):
-    """A full axis ``"x"`` or a sub-axis ``"x":(m)k`` (spec 003 §3.3, ``algorithms.md`` §5.1)."""
+    """A full axis ``"x"`` or a sub-axis ``"x":(m)k`` (sdy_dialect#axisrefattr)."""
 
     MNEMONIC: ClassVar[str] = "axis_ref"
     name: str
@@ -345,7 +348,7 @@ def format_axis_list(axes) -> str:
 
 @dataclass(frozen=True, slots=True)
 class AxisRefList(SdyAttr):
-    """``{"a", "b"}``: a list of axis refs (spec 003 §3.4)."""
+    """``{"a", "b"}``: a list of axis refs (sdy_dialect#axisreflistattr)."""
 
     MNEMONIC: ClassVar[str] = "axis_ref_list"
     value: tuple[AxisRef, ...] = ()
@@ -363,7 +366,8 @@ class AxisRefList(SdyAttr):
 
 @dataclass(frozen=True, slots=True)
 class ListOfAxisRefLists(SdyAttr):
-    """``[{"a"}, {}, {"b", "c"}]``: one axis list per dimension (spec 003 §3.9)."""
+    """``[{"a"}, {}, {"b", "c"}]``: one axis list per dimension
+    (sdy_dialect#listofaxisreflistsattr)."""
 
     MNEMONIC: ClassVar[str] = "list_of_axis_ref_lists"
     value: tuple[AxisRefList, ...] = ()

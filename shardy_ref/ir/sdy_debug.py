@@ -1,5 +1,6 @@
-"""Enums and the propagation-debugging attributes of the sdy dialect (spec 003 §3.5, §3.8,
-§3.14-§3.15, §4).
+"""Enums and the propagation-debugging attributes of the sdy dialect (sections
+``#axistopropagationdetailsattr``, ``#edgevaluerefattr``, ``#propagationedgesattr``,
+``#propagationonestepattr`` and ``#enums`` of https://openxla.org/shardy/sdy_dialect).
 
 The enums are ``I32EnumAttr``s upstream: an op stores them as ``i32`` integer attributes
 (``allowed_direction = 2 : i32`` in generic form) and its pretty syntax prints the name
@@ -52,7 +53,8 @@ class SdyEnum(IntEnum):
 
 
 class PropagationDirection(SdyEnum):
-    """Which way a ``sdy.propagation_barrier`` lets shardings through (spec 003 §4.2)."""
+    """Which way a ``sdy.propagation_barrier`` lets shardings through
+    (sdy_dialect#propagationdirection)."""
 
     NONE = 0
     FORWARD = 1
@@ -61,7 +63,7 @@ class PropagationDirection(SdyEnum):
 
 
 class EdgeNodeType(SdyEnum):
-    """Whether an edge value ref names an operand or a result (spec 003 §4.1)."""
+    """Whether an edge value ref names an operand or a result (sdy_dialect#edgenodetype)."""
 
     OPERAND = 0
     RESULT = 1

@@ -1,4 +1,5 @@
-"""Op sharding rules: how an op's dimensions map to factors (spec 003 §3.6, §3.13, §3.17).
+"""Op sharding rules: how an op's dimensions map to factors (``OpShardingRuleAttr``,
+``TensorMappingAttr`` and ``DimMappingAttr``).
 
 ``#sdy.op_sharding_rule<([i, j], [j, k])->([i, k]) {i=8, j=16, k=8} reduction={j}>`` says
 the op has three factors; each tensor dimension is mapped to the factors listed for it

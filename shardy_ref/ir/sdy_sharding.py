@@ -2,8 +2,10 @@
 
 ``#sdy.sharding<@mesh, [{"a", ?}p1, {}], replicated={"b"}, unreduced={"c"}>`` binds a
 tensor to a mesh (by symbol or inline ``mesh<...>``) and says, per dimension, which axes
-shard it, major to minor (spec 000 §3, spec 003 §3.7, §3.18-§3.19, ``printers.cc``).
-See https://openxla.org/shardy/sdy_dialect#tensorshardingattr.
+shard it, major to minor (upstream ``shardy/dialect/sdy/ir/printers.cc``).
+See https://openxla.org/shardy/sdy_dialect#tensorshardingattr (also
+``#dimensionshardingattr`` and ``#tensorshardingpervalueattr`` there) and "Detailed Design"
+in https://openxla.org/shardy/sharding_representation.
 """
 from __future__ import annotations
 
@@ -46,7 +48,8 @@ class DimensionSharding(SdyAttr):
 
 @dataclass(frozen=True, slots=True)
 class TensorSharding(SdyAttr):
-    """A tensor's sharding on a mesh (symbol name or inline :class:`Mesh`), spec 003 §3.18."""
+    """A tensor's sharding on a mesh (symbol name or inline :class:`Mesh`),
+    sdy_dialect#tensorshardingattr."""
 
     MNEMONIC: ClassVar[str] = "sharding"
     mesh_or_ref: str | Mesh
@@ -126,7 +129,8 @@ class TensorShardingPerValue(SdyAttr):
 
 @dataclass(frozen=True, slots=True)
 class ManualAxes(SdyAttr):
-    """``{"a", "b"}``: the axes a ``sdy.manual_computation`` is manual on (spec 003 §3.10)."""
+    """``{"a", "b"}``: the axes a ``sdy.manual_computation`` is manual on
+    (sdy_dialect#manualaxesattr)."""
 
     MNEMONIC: ClassVar[str] = "manual_axes"
     value: tuple[str, ...] = ()

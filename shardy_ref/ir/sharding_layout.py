@@ -3,11 +3,11 @@
 A dimension sharded by axes ``[a1, ..., ak]`` is cut into ``prod(size(ai))`` blocks of
 ``ceil(dim / count)`` elements, the block index mixed-radix over the axes' coordinates
 (``a1`` most major); the last blocks of a non-divisible dimension are short and padded
-(spec 003 §3.18). A sub-axis ``"x":(m)k`` of an axis of size ``n`` is the middle dimension
-of ``n`` reshaped to ``[m, k, n/(m*k)]``. Devices are numbered row-major over the mesh's
-axes; position ``i`` is device ``device_ids[i]``. Axes that shard no dimension (explicitly
-replicated, unreduced or free) leave every block on several devices: each block is held
-``replication`` times.
+(https://openxla.org/shardy/sdy_dialect#tensorshardingattr). A sub-axis ``"x":(m)k`` of an
+axis of size ``n`` is the middle dimension of ``n`` reshaped to ``[m, k, n/(m*k)]``. Devices
+are numbered row-major over the mesh's axes; position ``i`` is device ``device_ids[i]``.
+Axes that shard no dimension (explicitly replicated, unreduced or free) leave every block on
+several devices: each block is held ``replication`` times.
 
 This is the same layout :mod:`shardy_ref.execute.shards` cuts arrays into (a test checks
 they agree); it lives here, without NumPy arrays, so tools that only *describe* a

@@ -38,7 +38,7 @@ class IntegerType(Type):
 
 
 # Float type names MLIR knows, with (mantissa bits incl. implicit bit, total bits): the
-# precision is what float printing needs (``algorithms.md`` §2.5 / APFloat semantics).
+# precision is what float printing needs (MLIR prints floats with LLVM's APFloat semantics).
 FLOAT_TYPES: dict[str, tuple[int, int]] = {
     "f16": (11, 16), "bf16": (8, 16), "f32": (24, 32), "f64": (53, 64), "tf32": (11, 19),
     "f80": (64, 80), "f128": (113, 128),

@@ -4,8 +4,9 @@ A value's sharding lives on whatever defines it: a function argument's ``sdy.sha
 argument attribute, the ``sharding``/``out_sharding`` attribute of an sdy op, the
 edge-owner shardings of a data-flow op (``ShardableDataFlowOpInterface``: named and manual
 computations, ``stablehlo.while``/``case``/``optimization_barrier``), or the
-``sdy.sharding`` TensorShardingPerValue of any other op (spec 003 §2.0 note, §6). The
-verifiers of ops that read their operands' shardings (the collectives, spec 003 §2.0)
+``sdy.sharding`` TensorShardingPerValue of any other op (attribute names in upstream
+``shardy/dialect/sdy/ir/constants.h``). The verifiers of ops that read their operands'
+shardings (the collectives, ``Sdy_CollectiveOpInterface`` in ``ir/op_interface.td``)
 use :func:`get_sharding`; so will propagation.
 
 See ``shardy/dialect/sdy/ir/utils.cc`` (``getShardableValue``, ``getSharding``) and

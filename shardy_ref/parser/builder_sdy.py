@@ -1,4 +1,5 @@
-"""Transformer callbacks for sdy.lark: sdy attributes and ops (spec 003)."""
+"""Transformer callbacks for sdy.lark: sdy attributes and ops
+(https://openxla.org/shardy/sdy_dialect)."""
 from __future__ import annotations
 
 from typing import NamedTuple

@@ -1,6 +1,6 @@
 """Pretty forms of the sdy ops, following the assembly formats of upstream ``ir/ops.td``
-(spec 003 §2). Attributes inside op syntax print in their stripped form (``<@mesh, [...]>``
-rather than ``#sdy.sharding<@mesh, [...]>``)."""
+(https://openxla.org/shardy/sdy_dialect#operations). Attributes inside op syntax print in
+their stripped form (``<@mesh, [...]>`` rather than ``#sdy.sharding<@mesh, [...]>``)."""
 from __future__ import annotations
 
 from shardy_ref.ir.builtin_attrs import DenseElementsAttr, StringAttr, quote_string

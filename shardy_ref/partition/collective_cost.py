@@ -1,6 +1,6 @@
 """What each sdy collective costs: bytes a device sends, computed from the tensor's shape,
-element type and the axes involved (for the ``explain`` of a later issue; semantics in spec
-003's collective sections, ``algorithms.md`` §6).
+element type and the axes involved (for the ``explain`` of a later issue; semantics of
+each collective in https://openxla.org/shardy/sdy_dialect#operations).
 
 The model is the usual bandwidth-optimal one on a group of ``n`` devices (the product of
 the sizes of the axes the collective works over), with ``S`` the bytes of one device's

@@ -1,5 +1,6 @@
 """The collectives that turn one sharding into another: upstream's ``CollectiveInserter``
-(``export/reshard_to_collectives.cc``; ``algorithms.md`` §6.2).
+(``shardy/dialect/sdy/transforms/export/reshard_to_collectives.cc``; see
+https://openxla.org/shardy/sdy_export_passes#-sdy-reshard-to-collectives).
 
 After aligning sub-axes so overlapping ones are equal and dropping each dimension's common
 prefix, the in-axes (``in_axes``) still to remove and out-axes (``out_axes``) still to add

@@ -1,5 +1,5 @@
 """Which axes each factor of an op gets when its operands and results disagree: upstream's
-``findCommonAxes`` (``export/explicit_reshards_util.cc``; ``algorithms.md`` §6).
+``findCommonAxes`` (``shardy/dialect/sdy/transforms/export/explicit_reshards_util.cc``).
 
 Compatible shardings are kept as they are. A unary op takes the sharding of its preferred
 tensor (no sharded permutation factor, then larger, then more sharded). Otherwise a greedy

@@ -1,7 +1,8 @@
 """``sdy-ref-erase-propagation-barriers``: replace every ``sdy.propagation_barrier`` by its
 operand once propagation is done (our own pass; upstream leaves the barriers to XLA's export,
-which lowers them to their operand). The barrier only steers propagation (spec 003, the
-``sdy.propagation_barrier`` op): the per-device program computes the same without it."""
+which lowers them to their operand). The barrier only steers propagation
+(https://openxla.org/shardy/sdy_dialect#sdypropagation_barrier-sdypropagationbarrierop):
+the per-device program computes the same without it."""
 from __future__ import annotations
 
 from dataclasses import dataclass

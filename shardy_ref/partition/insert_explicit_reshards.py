@@ -1,6 +1,7 @@
 """``sdy-insert-explicit-reshards``: make the partitioning explicit where operand and result
-shardings of an op do not fit its sharding rule (``algorithms.md`` §6; upstream
-``export/insert_explicit_reshards.cc`` and ``explicit_reshards_util.cc``).
+shardings of an op do not fit its sharding rule (upstream
+``export/insert_explicit_reshards.cc`` and ``explicit_reshards_util.cc``; see
+https://openxla.org/shardy/sdy_export_passes#-sdy-insert-explicit-reshards).
 
 The full version (``enable-full-version=true``; always for calls and for concatenates whose
 operands are sharded unlike the result) reshards operands and results to common axes per

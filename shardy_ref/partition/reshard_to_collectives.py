@@ -1,6 +1,8 @@
 """``sdy-reshard-to-collectives``: lower every ``sdy.reshard`` to ``all_slice``,
-``collective_permute``, ``all_to_all`` and ``all_gather`` (``algorithms.md`` §6.2; upstream
-``export/reshard_to_collectives.cc``). The collectives themselves are chosen by
+``collective_permute``, ``all_to_all`` and ``all_gather`` (upstream
+``export/reshard_to_collectives.cc``; see
+https://openxla.org/shardy/sdy_export_passes#-sdy-reshard-to-collectives). The collectives
+themselves are chosen by
 :class:`~shardy_ref.partition.collective_inserter.CollectiveInserter`.
 
 A reshard stays when ``keep-redundant-reshards`` is set and it changes nothing, when either

@@ -1,5 +1,6 @@
 """``sdy-sharding-constraint-to-reshard``: after propagation a sharding constraint is a
-reshard (``algorithms.md`` §5.2; upstream ``export/sharding_constraint_to_reshard.cc``)."""
+reshard (upstream ``export/sharding_constraint_to_reshard.cc``; see
+https://openxla.org/shardy/sdy_export_passes#-sdy-sharding-constraint-to-reshard)."""
 from __future__ import annotations
 
 from dataclasses import dataclass

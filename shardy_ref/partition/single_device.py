@@ -1,8 +1,8 @@
 """Explicit reshards around single-device operations: ops whose result is sharded on a
 maximal mesh (``<[], device_ids=[d]>``) run on device ``d`` alone, so their operands are
 resharded onto that device (through a replicated tensor on the global mesh) and their
-results back (``algorithms.md`` §6; upstream ``processSingleDeviceOperation`` in
-``export/insert_explicit_reshards.cc``)."""
+results back (upstream ``processSingleDeviceOperation`` in
+``shardy/dialect/sdy/transforms/export/insert_explicit_reshards.cc``)."""
 from __future__ import annotations
 
 from collections.abc import Sequence

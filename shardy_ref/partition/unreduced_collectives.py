@@ -1,7 +1,7 @@
-"""Collectives for unreduced axes that explicit reshards insert (``algorithms.md`` §6;
-upstream ``export/explicit_reshards_util.cc``): an ``sdy.all_reduce`` where a user needs
-fewer unreduced axes than its source has, and ``sdy.replicated_to_unreduced`` /
-``sdy.sharded_to_unreduced`` where it needs more."""
+"""Collectives for unreduced axes that explicit reshards insert (upstream
+``shardy/dialect/sdy/transforms/export/explicit_reshards_util.cc``): an ``sdy.all_reduce``
+where a user needs fewer unreduced axes than its source has, and
+``sdy.replicated_to_unreduced`` / ``sdy.sharded_to_unreduced`` where it needs more."""
 from __future__ import annotations
 
 from shardy_ref.ir.axis_lists import axis_set_diff, sort_and_merge_axes

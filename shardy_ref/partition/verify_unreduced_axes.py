@@ -1,6 +1,7 @@
 """``sdy-verify-unreduced-axes``: unreduced axes may only appear where a reduction can leave
 them (dot contractions, reductions, sdy collectives) and only disappear through an explicit
-reshard (``algorithms.md`` §6; upstream ``export/verify_unreduced_axes.cc``). Runs before
+reshard (upstream ``export/verify_unreduced_axes.cc``; see
+https://openxla.org/shardy/sdy_export_passes#-sdy-verify-unreduced-axes). Runs before
 explicit reshards are inserted, to catch propagation dropping or inventing unreduced axes.
 """
 from __future__ import annotations

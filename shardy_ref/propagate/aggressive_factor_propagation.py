@@ -1,5 +1,6 @@
 """Aggressive factor propagation: conflicts are resolved instead of blocking propagation
-(``algorithms.md`` §5.7; upstream ``aggressive_factor_propagation.{h,cc}``).
+(upstream ``shardy/dialect/sdy/transforms/propagation/aggressive_factor_propagation.{h,cc}``;
+see https://openxla.org/shardy/sdy_propagation_passes#-sdy-aggressive-propagate).
 
 Two differences from the basic strategy: each tensor may take a different prefix of a
 factor's compatible axes (its own conflicts cut them, not every tensor's), and when two

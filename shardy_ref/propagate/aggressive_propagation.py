@@ -1,6 +1,6 @@
 """``sdy-aggressive-propagate``: the basic driver run once per factor propagation strategy
-of ``propagation-strategy`` (``algorithms.md`` §5.3; upstream
-``transforms/propagation/aggressive_propagation.cc``)."""
+of ``propagation-strategy`` (upstream ``transforms/propagation/aggressive_propagation.cc``;
+see https://openxla.org/shardy/sdy_propagation_passes#-sdy-aggressive-propagate)."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -1,5 +1,7 @@
-"""``sdy-basic-propagate``: the basic propagation driver (``algorithms.md`` §5.3, §5.4,
-§5.8; upstream ``transforms/propagation/basic_propagation.cc``).
+"""``sdy-basic-propagate``: the basic propagation driver (upstream
+``transforms/propagation/basic_propagation.cc``; see
+https://openxla.org/shardy/sdy_propagation_passes#-sdy-basic-propagate and the "Core
+Propagation Algorithm" and "Data flow ops" sections of https://openxla.org/shardy/propagation).
 
 Per op, shardings are projected onto the factors of the op's sharding rule, a factor
 propagation strategy extends them, and the changed tensors are written back. MLIR's greedy

@@ -1,6 +1,6 @@
 """The ``ShardableDataFlowOpInterface`` queries propagation needs on an ``sdy.data_flow_edge``:
 its sources, the edge a source feeds, its non-owner targets, and the manual computation's
-view change (``algorithms.md`` §5.8).
+view change ("Data flow ops" in https://openxla.org/shardy/propagation).
 
 Upstream: ``DataFlowEdgeOp::{getSources, lookup(OpOperand&), getNonOwnerTargets,
 transformTargetSharding}`` in ``ir/dialect.cc`` and the stablehlo implementations in

@@ -1,10 +1,12 @@
 """Basic factor propagation: per factor, find the axes all tensors agree on and expand every
-tensor's factor sharding to them (``algorithms.md`` §5.6).
+tensor's factor sharding to them ("Core Propagation Algorithm" in
+https://openxla.org/shardy/propagation).
 
 The strategy is conservative: a factor only gains axes that shard it compatibly in every
 tensor, that no other factor of any tensor uses, that no tensor mapped to the factor
 replicates or keeps unreduced, and that fit the factor (closed, overflow, divisibility).
-The aggressive strategy (§5.7) subclasses :class:`BasicFactorPropagation`.
+The aggressive strategy (:mod:`shardy_ref.propagate.aggressive_factor_propagation`)
+subclasses :class:`BasicFactorPropagation`.
 See upstream ``transforms/propagation/basic_factor_propagation.{h,cc}`` and
 ``factor_propagation.h``.
 """
@@ -114,7 +116,8 @@ def _direction_based_tensors(direction: PropagationDirection, projection: Shardi
 @dataclass(frozen=True, slots=True)
 class BasicFactorPropagation:
     """Upstream ``BasicFactorPropagation``: the conservative factor propagation strategy
-    (``algorithms.md`` §5.6). Stateless; aggressive strategies override its methods."""
+    (``basic_factor_propagation.cc``). Stateless; aggressive strategies override its
+    methods."""
 
     STRATEGY = "basic"  # how provenance names it
 

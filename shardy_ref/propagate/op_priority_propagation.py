@@ -1,6 +1,7 @@
 """``sdy-op-priority-propagate``: aggressive propagation in five rounds, each letting more
-ops propagate in more directions (``algorithms.md`` §5.3; upstream
-``transforms/propagation/op_priority_propagation.cc``).
+ops propagate in more directions (upstream
+``transforms/propagation/op_priority_propagation.cc``; see
+https://openxla.org/shardy/sdy_propagation_passes#-sdy-op-priority-propagate).
 
 Round ``p`` allows, per op and factor, the union of the first ``p + 1`` schedules below,
 intersected with the direction the caller allows: pass-through ops whose operands have one

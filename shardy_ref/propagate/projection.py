@@ -1,5 +1,6 @@
 """The sharding projection: tensor shardings seen per factor of an op's sharding rule, and back
-(``algorithms.md`` §5.5; upstream ``transforms/propagation/sharding_projection.{h,cc}``).
+(upstream ``transforms/propagation/sharding_projection.{h,cc}``; see "Core Propagation
+Algorithm" in https://openxla.org/shardy/propagation).
 
 A dimension made of factors ``[f1, ..., fk]`` (major to minor) hands its axes to the factors
 in that order: a non-minor-most factor takes axes (splitting one into sub-axes if needed)

@@ -1,5 +1,5 @@
-"""``sdy-propagation-pipeline``: import, user-priority propagation, export (``algorithms.md``
-§5.2; upstream ``propagation_pipeline.cc``).
+"""``sdy-propagation-pipeline``: import, user-priority propagation, export (upstream
+``shardy/dialect/sdy/transforms/propagation/propagation_pipeline.cc``).
 
 As upstream's registration does, the pipeline runs with ``inline-meshes=false`` and every
 other propagation option at its default; ``dedup-functions-fully`` chooses between keeping

@@ -1,6 +1,7 @@
 """Sharding groups during propagation: which values must share a sharding, and the
-synchronisation of their initial shardings (``algorithms.md`` §5.8; upstream
-``transforms/propagation/sharding_group_map.cc``).
+synchronisation of their initial shardings (upstream
+``transforms/propagation/sharding_group_map.cc``; see "Sharding Group" in
+https://openxla.org/shardy/compiler_api).
 
 Assumes ``sdy-sharding-group-import`` ran: group ids are 0..N-1 and a value is in at most
 one group.

@@ -1,6 +1,7 @@
 """``sdy-user-priority-propagate``: op-priority propagation once per user priority
-``p0 < p1 < ...`` (``algorithms.md`` §5.3; upstream
-``transforms/propagation/user_priority_propagation.cc``).
+``p0 < p1 < ...`` (upstream ``transforms/propagation/user_priority_propagation.cc``; see
+https://openxla.org/shardy/sdy_propagation_passes#-sdy-user-priority-propagate and
+"Conflict resolution hierarchy" in https://openxla.org/shardy/propagation).
 
 Before the first round every dimension with a priority > 0 is emptied and closed, its axes
 moved to the replicated ones, so only priority-0 (and unprioritised) dimensions propagate;

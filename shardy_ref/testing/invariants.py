@@ -173,8 +173,9 @@ def _extension_error(before: TensorSharding, after: TensorSharding | None) -> st
 # -- the invariants -------------------------------------------------------------------------
 def roundtrip(text: str, *, subject: Subject = REFERENCE) -> None:
     """Printing is a fixpoint of parse-then-print: print(parse(x)) == print(parse(print(
-    parse(x)))), so the printed form is canonical (the grammar of spec 000 §4 and the
-    assembly formats of 003 §2-3, which upstream's printer and parser share)."""
+    parse(x)))), so the printed form is canonical (the "Grammar" of
+    https://openxla.org/shardy/sharding_representation and the assembly formats of
+    https://openxla.org/shardy/sdy_dialect, which upstream's printer and parser share)."""
     once = subject.canonical(text)
     twice = subject.canonical(once)
     if once != twice:
@@ -184,8 +185,10 @@ def roundtrip(text: str, *, subject: Subject = REFERENCE) -> None:
 
 def verifier_sound(text: str, *, subject: Subject = REFERENCE) -> None:
     """A generated program is valid by construction (axes of the mesh used once, replicated
-    axes in mesh order, sub-axes that fit: spec 000 §3.1, §3.3, §3.4.5; 003 §3.18), so the
-    verifier must accept it."""
+    axes in mesh order, sub-axes that fit: the invariants of
+    https://openxla.org/shardy/sharding_representation and
+    https://openxla.org/shardy/sdy_dialect#tensorshardingattr), so the verifier must accept
+    it."""
     try:
         subject.verify(text)
     except Exception as e:
@@ -195,14 +198,16 @@ def verifier_sound(text: str, *, subject: Subject = REFERENCE) -> None:
 
 def propagation_extends_user_shardings(text: str, *, subject: Subject = REFERENCE,
                                        pipeline: str = PROPAGATION_STAGE) -> None:
-    """Propagation keeps every user sharding (spec 001 §4.1, §4.2: ``@main``'s arguments and
+    """Propagation keeps every user sharding ("Input/output shardings" and "Sharding
+    Constraint" in https://openxla.org/shardy/compiler_api: ``@main``'s arguments and
     results, and each sharding constraint, which some constraint of the output must keep;
     not the members of a sharding group, which share the group's sharding): a closed
-    dimension is unchanged, an open one is
-    only extended at its end (000 §3.2), explicitly replicated axes stay replicated and
-    never shard a dimension (000 §3.3). Checked on the propagation stage of
-    ``sdy-propagation-pipeline``: its export passes legitimately rewrite input/output
-    shardings for the partitioner (drop replicated axes, sub-axes, non-divisible axes)."""
+    dimension is unchanged, an open one is only extended at its end ("Open/closed
+    dimensions" in https://openxla.org/shardy/sharding_representation), explicitly
+    replicated axes stay replicated and never shard a dimension ("Explicitly replicated
+    axes"). Checked on the propagation stage of ``sdy-propagation-pipeline``: its export
+    passes legitimately rewrite input/output shardings for the partitioner (drop replicated
+    axes, sub-axes, non-divisible axes)."""
     out = subject.run_pipeline(text, pipeline)
     name = "propagation_extends_user_shardings"
     grouped = _grouped_user_shardings(text)
@@ -229,12 +234,13 @@ def propagation_extends_user_shardings(text: str, *, subject: Subject = REFERENC
 def propagation_fixpoint(text: str, *, subject: Subject = REFERENCE,
                          pipeline: str = PROPAGATION_STAGE_SUNK) -> str | None:
     """Propagation reaches a fixpoint: running it on its own output decides the same
-    sharding for every value (``algorithms.md`` §5: shardings only grow, and propagation
-    stops when no step applies). The ops must be the same; their operands may be rewired,
-    as real Shardy (jaxlib 0.10.2) does when the first run's DCE left a chain of sharding
-    constraints with one user each, which ``sdy-apply-sharding-constraints`` then extends
-    to the input's later uses (spec 001 §4.2). Checked on the propagation stage: the
-    export passes of the whole pipeline drop sub-axes and non-divisible axes from
+    sharding for every value (https://openxla.org/shardy/propagation: shardings only grow,
+    and propagation stops when no step applies). The ops must be the same; their operands
+    may be rewired, as real Shardy (jaxlib 0.10.2) does when the first run's DCE left a
+    chain of sharding constraints with one user each, which
+    ``sdy-apply-sharding-constraints`` then extends to the input's later uses ("Sharding
+    Constraint" in https://openxla.org/shardy/compiler_api). Checked on the propagation
+    stage: the export passes of the whole pipeline drop sub-axes and non-divisible axes from
     ``@main``'s shardings, which can unblock propagation on a second run (jaxlib does the
     same, e.g. on random_program(286))."""
     once = subject.run_pipeline(text, pipeline)
@@ -290,13 +296,14 @@ def value_shardings(text: str) -> list[tuple[str, object]]:
 
 def reshard_reaches_target(text: str, *, subject: Subject = REFERENCE) -> str | None:
     """After ``sdy-propagation-pipeline`` and ``sdy-insert-explicit-reshards`` (full
-    version), ``sdy-reshard-to-collectives`` leaves no ``sdy.reshard`` (spec 003 §2.13) and
-    every operand of every other op is sharded as that op expected before the lowering: the
-    last collective of each chain has the reshard's sharding as its ``out_sharding``
-    (003 §2.1-2.5), and each returned value has the function's result sharding. Not
-    checked on a program with an ``sdy.propagation_barrier``: XLA lowers barriers to their
-    operands before these passes, and upstream's explicit reshards do not look through one
-    (a returned barrier keeps its own sharding, in real Shardy too)."""
+    version), ``sdy-reshard-to-collectives`` leaves no ``sdy.reshard`` (sdy_dialect
+    ``#sdyreshard-sdyreshardop``) and every operand of every other op is sharded as that op
+    expected before the lowering: the last collective of each chain has the reshard's
+    sharding as its ``out_sharding`` (https://openxla.org/shardy/sdy_dialect#operations),
+    and each returned value has the function's result sharding. Not checked on a program
+    with an ``sdy.propagation_barrier``: XLA lowers barriers to their operands before these
+    passes, and upstream's explicit reshards do not look through one (a returned barrier
+    keeps its own sharding, in real Shardy too)."""
     name = "reshard_reaches_target"
     propagated = subject.run_pipeline(text, PROPAGATION_PIPELINE)
     if "sdy.propagation_barrier" in propagated:
@@ -346,9 +353,9 @@ def _check_returns(name: str, module) -> None:
 
 
 def collective_algebra(text: str, *, subject: Subject = REFERENCE) -> None:
-    """Collectives compose as their algebra says (spec 003 §2.1, §2.3: ``all_slice`` and
-    ``all_gather`` are dual; §2.4: ``all_to_all`` moves a dimension's minor axes to
-    another): on the program's mesh and each argument of ``@main``, ``all_gather`` after
+    """Collectives compose as their algebra says (https://openxla.org/shardy/sdy_dialect:
+    ``all_slice`` and ``all_gather`` are dual; ``all_to_all`` moves a dimension's minor axes
+    to another): on the program's mesh and each argument of ``@main``, ``all_gather`` after
     ``all_slice`` of the same axes, ``all_slice`` after ``all_gather`` of an argument's
     minor axes, and an ``all_to_all`` there and back give the input back, on one device
     (``run``) and partitioned on every device (``simulate``)."""
@@ -484,17 +491,17 @@ def _check_identity(module: str, shape, subject: Subject) -> None:
 
 def per_device_equals_single_device(text: str, *, subject: Subject = REFERENCE,
                                     seed: int = 0) -> str | None:
-    """Partitioning keeps a program's meaning: the per-device program run on every device
-    of the mesh (``simulate``, after propagation) gives the global results of the
-    unpartitioned program on one device (``run``) on the same seeded inputs; integers
-    exactly, floats within a relative 1e-5 of the result's scale (a sharding says where
-    data lives, never what is computed: spec 000 §2.1). A program the partitioner refuses
-    with a located PassError (as upstream refuses it) is not checked: the reason is
-    returned. So is a mismatch of a result that is ill-conditioned at these inputs: the
-    single-device result itself moves when the float inputs move by one part in a
-    million (summing in another order, as partitioned contractions do, moves it alike),
-    by more than a tenth of the tolerance, and the partitioned result is within ten times
-    that; or an integer or non-finite element flips (a comparison or a rounding after a
+    """Partitioning keeps a program's meaning: the per-device program run on every device of
+    the mesh (``simulate``, after propagation) gives the global results of the unpartitioned
+    program on one device (``run``) on the same seeded inputs; integers exactly, floats
+    within a relative 1e-5 of the result's scale (a sharding says where data lives, never
+    what is computed: https://openxla.org/shardy/sharding_representation). A program the
+    partitioner refuses with a located PassError (as upstream refuses it) is not checked:
+    the reason is returned. So is a mismatch of a result that is ill-conditioned at these
+    inputs: the single-device result itself moves when the float inputs move by one part in
+    a million (summing in another order, as partitioned contractions do, moves it alike), by
+    more than a tenth of the tolerance, and the partitioned result is within ten times that;
+    or an integer or non-finite element flips (a comparison or a rounding after a
     contraction)."""
     from shardy_ref.execute.inputs import random_arguments
 

@@ -1,5 +1,6 @@
 """The optional parts of :func:`shardy_ref.testing.programs.random_program`: sharding
-groups, manual computations (spec 004), ``stablehlo.while`` / ``stablehlo.case``, calls of
+groups, manual computations ("Manual Computation" in
+https://openxla.org/shardy/compiler_api), ``stablehlo.while`` / ``stablehlo.case``, calls of
 private functions, dimension priorities, and the kinds of the op catalog
 (:mod:`shardy_ref.testing.program_catalog`). Each step appends well-typed ops to ``@main``
 and draws from the program's own random generator, so a seed still names one program."""
@@ -75,7 +76,7 @@ def _fresh(p) -> str:
 def _group(p, value: str, shape) -> bool:
     """``sdy.sharding_group`` on the value and, sometimes, another of its shape, in a new
     group or an earlier one of that shape: values of one group must have the same shape
-    (spec 003 §2.16)."""
+    (https://openxla.org/shardy/sdy_dialect#sdysharding_group-sdyshardinggroupop)."""
     same = [v for v, s in p.values if s == shape and v != value]
     members = [value] + ([p.rng.choice(same)] if same and p.rng.random() < 0.7 else [])
     earlier = [g for g, s in p.groups.items() if s == shape]
@@ -88,7 +89,8 @@ def _group(p, value: str, shape) -> bool:
 
 def _manual_axes(p, shape):
     """Manual axes in mesh order and the dimension each one shards (None: unused), each
-    dividing what is left of its dimension so the local shape is whole (spec 004)."""
+    dividing what is left of its dimension so the local shape is whole
+    ("Manual Computation" in https://openxla.org/shardy/compiler_api)."""
     rng = p.rng
     axes = [(n, s) for n, s in p.mesh if rng.random() < 0.6]
     local = list(shape)
@@ -104,7 +106,8 @@ def _manual_axes(p, shape):
 
 def _manual(p, value: str, shape) -> bool:
     """An ``sdy.manual_computation`` of one unary op: in and out shardings name only
-    manual axes, closed, so the body sees the local shape (spec 004 §in/out shardings)."""
+    manual axes, closed, so the body sees the local shape ("Manual Computation" in
+    https://openxla.org/shardy/compiler_api)."""
     manual, dims, local = _manual_axes(p, shape)
     if not manual:
         return False

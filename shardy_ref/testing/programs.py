@@ -63,8 +63,10 @@ class Program:
 
     def priority(self, allowed: bool) -> str:
         """A ``pN`` suffix, sometimes, when priorities are on; never on an empty closed
-        dimension (spec 000 §priorities rule 2, upstream "is empty and closed but has a
-        priority"). Draws nothing when priorities are off, so old seeds keep their program."""
+        dimension (the invariants of "Priorities" in
+        https://openxla.org/shardy/sharding_representation, upstream "is empty and closed
+        but has a priority"). Draws nothing when priorities are off, so old seeds keep their
+        program."""
         if not (self.priorities and allowed) or self.rng.random() < 0.5:
             return ""
         return f"p{self.rng.randint(0, 3)}"
@@ -193,11 +195,14 @@ def programs(*, max_ops: int = 8, sharding_groups: bool = False,
              ops: bool = False) -> st.SearchStrategy[str]:
     """Module texts of :func:`random_program` for random seeds: a mesh of 1-3 axes of size
     2 or 4, ``@main`` with up to ``max_ops`` steps, user shardings and
-    ``sdy.sharding_constraint`` valid by spec 000 §3.1-§3.4 and spec 003 §3.18, and, when
-    asked for, ``sdy.sharding_group`` (same-shape values per group id, spec 003 §2.16),
-    ``sdy.manual_computation`` (closed in/out shardings on manual axes only, spec 003 §2.8,
-    spec 004), ``stablehlo.while`` / ``stablehlo.case``, ``func.call`` of private functions,
-    dimension priorities ``{"a"}p1`` (never on an empty closed dimension, spec 000 §3.6),
+    ``sdy.sharding_constraint`` valid by https://openxla.org/shardy/sharding_representation
+    and https://openxla.org/shardy/sdy_dialect#tensorshardingattr, and, when asked for,
+    ``sdy.sharding_group`` (same-shape values per group id, sdy_dialect
+    ``#sdysharding_group-sdyshardinggroupop``), ``sdy.manual_computation`` (closed in/out
+    shardings on manual axes only, sdy_dialect ``#sdymanual_computation-sdymanualcomputationop``
+    and "Manual Computation" in https://openxla.org/shardy/compiler_api),
+    ``stablehlo.while`` / ``stablehlo.case``, ``func.call`` of private functions,
+    dimension priorities ``{"a"}p1`` (never on an empty closed dimension, "Priorities"),
     and with ``ops`` every kind of the op catalog (:mod:`shardy_ref.testing.catalog`: the
     ops the interpreter runs, with sharded operands, run-time indices and sub-axis
     reshapes). Every program parses, verifies and prints back identically; without

@@ -1,11 +1,13 @@
 """Hypothesis strategies for sdy values and sharded programs, reusable by any
 implementation's fuzzing (in the manner of ``hypothesis.extra.numpy``).
 
-Everything drawn is *valid* by construction, by the rules of spec 000 (§3.1 invariants,
-§3.4.5 sub-axes, §3.6 priorities) and spec 003 (§3.11 MeshAttr, §3.16 SubAxisInfoAttr,
-§3.18 TensorShardingAttr): mesh axis names are unique, sub-axes divide their axis, no axis
-is used twice in a sharding, replicated and unreduced axes are sorted by mesh order, closed
-empty dimensions carry no priority. Programs parse, verify and print back identically.
+Everything drawn is *valid* by construction, by the rules of
+https://openxla.org/shardy/sharding_representation (the invariants of "Basic structure",
+"Axis splitting and sub-axes" and "Priorities") and https://openxla.org/shardy/sdy_dialect
+(``#meshattr``, ``#subaxisinfoattr``, ``#tensorshardingattr``): mesh axis names are unique,
+sub-axes divide their axis, no axis is used twice in a sharding, replicated and unreduced
+axes are sorted by mesh order, closed empty dimensions carry no priority. Programs parse,
+verify and print back identically.
 
 Example::
 
@@ -44,7 +46,7 @@ AXIS_SIZES = (1, 2, 3, 4, 6, 8, 16)
 @st.composite
 def meshes(draw, min_axes: int = 0, max_axes: int = 4, *, allow_device_ids: bool = True,
            allow_maximal: bool = True, max_devices: int | None = None) -> Mesh:
-    """A mesh of ``min_axes`` to ``max_axes`` uniquely named axes (spec 003 §3.11): sizes
+    """A mesh of ``min_axes`` to ``max_axes`` uniquely named axes (sdy_dialect ``#meshattr``): sizes
     from :data:`AXIS_SIZES`, at most ``max_devices`` devices in all; with
     ``allow_device_ids`` sometimes an explicit ``device_ids`` permutation (when there are
     at most 64 devices), with ``allow_maximal`` sometimes a maximal mesh ``<[], device_ids=
@@ -84,7 +86,8 @@ def _divisor_pairs(size: int) -> list[tuple[int, int]]:
 def axis_refs(draw, mesh: Mesh, *, sub_axes: bool = True) -> AxisRef:
     """One axis ref of ``mesh`` (which needs an axis): a full axis or, with ``sub_axes``,
     a proper sub-axis ``"x":(m)k`` with ``m*k`` dividing the axis size and ``k > 1``
-    (spec 000 §3.4.3, §3.4.5; spec 003 §3.16)."""
+    ("Axis splitting and sub-axes" in sharding_representation; sdy_dialect
+    ``#subaxisinfoattr``)."""
     axis = draw(st.sampled_from(mesh.axes))
     splits = _divisor_pairs(axis.size) if sub_axes else []
     if splits and draw(st.booleans()):
@@ -94,7 +97,7 @@ def axis_refs(draw, mesh: Mesh, *, sub_axes: bool = True) -> AxisRef:
 
 
 def _cut(draw, axis: MeshAxis) -> list[AxisRef]:
-    """Consecutive sub-axes of ``axis``, a non-mergeable subset of them (spec 000 §3.4.5:
+    """Consecutive sub-axes of ``axis``, a non-mergeable subset of them (sub-axis invariants:
     two adjacent sub-axes in one list would have to be merged)."""
     cuts, pre = [], 1
     while pre < axis.size:
@@ -113,7 +116,7 @@ def _cut(draw, axis: MeshAxis) -> list[AxisRef]:
 def disjoint_axis_refs(draw, mesh: Mesh, *, sub_axes: bool = True) -> list[AxisRef]:
     """Disjoint axis refs of ``mesh``: per axis of size > 1, nothing, the full axis or (with
     ``sub_axes``) non-overlapping, non-mergeable sub-axes; usable together in one sharding
-    (spec 000 §3.1 invariants: no axis or overlapping sub-axis used twice)."""
+    (sharding_representation invariants: no axis or overlapping sub-axis used twice)."""
     pieces = []
     for axis in mesh.axes:
         if axis.size == 1 or not draw(st.booleans()):
@@ -130,7 +133,8 @@ axis_pieces = disjoint_axis_refs  # the older name
 
 def _dimension(draw, axes, size, open_dims, priorities) -> DimensionSharding:
     """One dimension sharding: open or closed per ``open_dims`` (None: either), a priority
-    sometimes when ``priorities``, never on an empty closed dimension (spec 000 §3.6)."""
+    sometimes when ``priorities``, never on an empty closed dimension ("Priorities"
+    in sharding_representation)."""
     is_closed = draw(st.booleans()) if open_dims is None else not open_dims
     priority = draw(st.one_of(st.none(), st.integers(0, 5))) if priorities else None
     if is_closed and not axes:
@@ -152,12 +156,13 @@ def tensor_shardings(draw, mesh: Mesh | None = None, shape_or_rank=None, *,
                      open_dims: bool | None = None, priorities: bool = True,
                      replicated: bool = True, unreduced: bool = True, sub_axes: bool = True,
                      divisible: bool = False) -> TensorSharding:
-    """A valid sharding (spec 003 §3.18, spec 000 §3.1-§3.6) of a tensor on ``mesh`` (drawn
-    when None), referenced as ``@mesh_name`` or inline when that is None. ``shape_or_rank``
-    (or ``rank``) fixes the rank; with a shape and ``divisible``, each dimension's axes
-    divide its size (spec 000 §3.7). ``open_dims`` True/False makes every dimension open or
-    closed; ``priorities``, ``replicated``, ``unreduced`` and ``sub_axes`` allow those parts.
-    A maximal mesh gets the empty sharding ``[]``."""
+    """A valid sharding (sdy_dialect ``#tensorshardingattr``, sharding_representation) of a
+    tensor on ``mesh`` (drawn when None), referenced as ``@mesh_name`` or inline when that
+    is None. ``shape_or_rank`` (or ``rank``) fixes the rank; with a shape and ``divisible``,
+    each dimension's axes divide its size ("Dimension sharding divisibility"). ``open_dims``
+    True/False makes every dimension open or closed; ``priorities``, ``replicated``,
+    ``unreduced`` and ``sub_axes`` allow those parts. A maximal mesh gets the empty sharding
+    ``[]``."""
     mesh = mesh if mesh is not None else draw(meshes())
     shape = tuple(shape_or_rank) if isinstance(shape_or_rank, (tuple, list)) else None
     if shape is not None:
@@ -223,9 +228,9 @@ def op_sharding_rules(draw) -> OpShardingRule:
 
 @st.composite
 def verifiable_op_sharding_rules(draw) -> OpShardingRule:
-    """An :func:`op_sharding_rules` rule that also passes upstream's verifier (spec 003
-    OSR-*, DIMMAP-*): no size-1 factor in a multi-factor dimension and no reduction factor
-    in a result."""
+    """An :func:`op_sharding_rules` rule that also passes upstream's verifier (our rules
+    OSR-*, DIMMAP-*, see ``shardy_ref.ir.verify.rules``): no size-1 factor in a multi-factor
+    dimension and no reduction factor in a result."""
     import dataclasses
 
     rule = draw(op_sharding_rules())
@@ -263,8 +268,8 @@ def rule_tensor_types(rule: OpShardingRule):
 def propagation_edges(draw, num_operands: int, num_results: int,
                       axis_names: tuple[str, ...] = AXIS_NAMES):
     """A ``#sdy.propagation_edges`` attribute valid for an op with that many operands and
-    results, at least two values in all (spec 003 §3.14): unique non-negative steps, each
-    axis entry's targets unique and different from its source."""
+    results, at least two values in all (sdy_dialect ``#propagationedgesattr``): unique
+    non-negative steps, each axis entry's targets unique and different from its source."""
     from shardy_ref.ir.sdy_debug import (
         AxisToPropagationDetails,
         EdgeValueRef,

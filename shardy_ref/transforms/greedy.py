@@ -1,7 +1,8 @@
 """MLIR's greedy pattern rewrite driver (``applyPatternsGreedily``), step for step.
 
 Upstream: ``mlir/lib/Transforms/Utils/GreedyPatternRewriteDriver.cpp`` (LLVM at Shardy's
-pinned commit; spec ``algorithms.md`` §5.3 "Emulating MLIR's greedy driver"). Which op a
+pinned commit; Shardy's propagation runs it from
+``shardy/dialect/sdy/transforms/propagation/basic_propagation.cc``). Which op a
 pattern sees first decides results when patterns conflict (propagation, reshard CSE), so
 the worklist is reproduced exactly, not approximated:
 

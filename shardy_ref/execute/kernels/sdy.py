@@ -1,4 +1,4 @@
-"""Shardy ops in a global-view module run on one device (spec 003).
+"""Shardy ops in a global-view module run on one device (https://openxla.org/shardy/sdy_dialect).
 
 Shardings say where data lives, not what a tensor is: ``sharding_constraint``,
 ``reshard``, ``data_flow_edge``, ``func_data_flow_edge`` and ``propagation_barrier`` pass
@@ -7,9 +7,10 @@ kernel is ``control_flow.constant``) and ``named_computation`` runs its body in 
 The sdy collectives (``all_gather``, ``all_slice``, ``all_to_all``,
 ``collective_permute``, ``all_reduce``, ``reduce_scatter``, ``sharded_to_unreduced``,
 ``replicated_to_unreduced``) move or combine shards; on the global value they are the
-identity: an unreduced tensor's global value is the sum of its partial shards (seed 003,
-``TensorShardingAttr``: "we assume the reduction type is sum"), which is what an
-``all_reduce`` over those axes yields and what the global program already holds.
+identity: an unreduced tensor's global value is the sum of its partial shards (upstream's
+docs of ``TensorShardingAttr`` at https://openxla.org/shardy/sdy_dialect#tensorshardingattr:
+"we assume the reduction type is sum"), which is what an ``all_reduce`` over those axes
+yields and what the global program already holds.
 ``manual_computation`` is written per device: its body runs on every device of the mesh at
 once, as the multi-device simulator runs a partitioned program.
 """
@@ -59,7 +60,8 @@ def manual_computation(ctx, op, *operands):
     """The body is written per device: run it on every device of the mesh at once (the
     simulator's layout), each fed its shards of the operands along the manual axes, and
     put the results back together from the out shardings along the manual axes (devices
-    along free axes hold copies, which must agree). Spec 004 §10."""
+    along free axes hold copies, which must agree). See "Manual Computation" in
+    https://openxla.org/shardy/compiler_api."""
     manual = tuple(op.attributes["manual_axes"])
     if not manual:  # no manual axis: the body sees the global values
         return ctx.run_region(op.regions[0], operands)

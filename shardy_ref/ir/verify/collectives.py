@@ -7,10 +7,12 @@ phases, as upstream does (``shardy/dialect/sdy/ir/verifiers.cc``):
 
 1. with the op's own invariants: the ODS traits (one operand and one result of the same
    shaped type, required attributes) and ``verifyCollectiveOp``, the
-   ``Sdy_CollectiveOpInterface`` verifier (spec 003 §2.0, COLL-1..4);
+   ``Sdy_CollectiveOpInterface`` verifier (``ir/op_interface.td``; our rules COLL-1..4);
 2. with the symbol uses, once the whole module passed phase 1: each op's
-   ``verifySymbolUses`` (spec 003 §2.1-2.5, §2.12: AG-*, AS-*, A2A-*, CP-*, AR-*, RS-*;
-   the two ``*_to_unreduced`` ops are newer than the spec and follow upstream only).
+   ``verifySymbolUses`` (our rules AG-*, AS-*, A2A-*, CP-*, AR-*, RS-* for the
+   constraints each op's section of https://openxla.org/shardy/sdy_dialect lists; cases
+   per ID in ``tests/ir/verify_cases``; the two ``*_to_unreduced`` ops have no rule IDs
+   and follow upstream's source only).
 
 An operand's sharding is read with :func:`~shardy_ref.ir.value_sharding.get_sharding`;
 tensor shardings and axis lists are checked with the helpers of ``verify/sharding.py``.
@@ -52,7 +54,7 @@ from shardy_ref.ir.verify.sharding import (
 Emit = Callable[[str], VerifyError]
 
 
-# --- phase 1: ODS traits and Sdy_CollectiveOpInterface (spec 003 §2.0) -----------------
+# --- phase 1: ODS traits and Sdy_CollectiveOpInterface (ir/op_interface.td) ------------
 
 @dataclass(frozen=True, slots=True)
 class _Collective:
@@ -213,7 +215,7 @@ def is_equivalent(sharding: TensorSharding | None, other: TensorSharding | None,
         a.axes == b.axes for a, b in zip(sharding.dim_shardings, other.dim_shardings))
 
 
-# --- phase 3: verifySymbolUses of each collective (spec 003 §2.1-2.5, §2.12) ------------
+# --- phase 3: verifySymbolUses of each collective (verifiers.cc) -----------------------
 
 @dataclass(frozen=True, slots=True)
 class _Shardings:

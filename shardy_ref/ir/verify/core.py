@@ -1,9 +1,9 @@
 """The verifier hook run after parsing and after every pass (mlir-opt's ``verify``).
 
 This holds MLIR's core structural rules (unique symbols, SSA dominance, isolation from
-above, ``func.return`` against its function); the sdy dialect's own rules (spec 003)
-plug in here as they are implemented. Each failed rule raises a VerifyError at the op's
-location with upstream's message.
+above, ``func.return`` against its function); the sdy dialect's own rules
+(https://openxla.org/shardy/sdy_dialect) plug in here as they are implemented. Each failed
+rule raises a VerifyError at the op's location with upstream's message.
 """
 from __future__ import annotations
 

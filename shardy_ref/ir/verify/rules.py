@@ -4,11 +4,14 @@ Two families of discardable attributes, checked the way upstream's
 ``SdyDialect::verifyOperationAttribute`` does (``shardy/dialect/sdy/ir/verifiers.cc``):
 
 * ``sdy.sharding_rule``: an :class:`OpShardingRule` whose mappings must fit the op's
-  operand and result types (spec 003 §3.13 OSR-*, §3.17 TMAP-*, §3.6 DIMMAP-*);
+  operand and result types (our rules OSR-*, TMAP-*, DIMMAP-*: the constraints of
+  ``#opshardingruleattr``, ``#tensormappingattr`` and ``#dimmappingattr`` of the page
+  below);
 * ``sdy.propagation_edges`` (and the per-result / per-block-argument arrays
   ``sdy.result_propagation_edges`` / ``sdy.block_arg_propagation_edges``): debug records of
-  propagation whose axes and value refs must make sense on the op (spec 003 §3.5,
-  §3.8, §3.14-§3.15).
+  propagation whose axes and value refs must make sense on the op
+  (``#propagationedgesattr``, ``#propagationonestepattr``,
+  ``#axistopropagationdetailsattr`` and ``#edgevaluerefattr`` of the page below).
 
 Which sharding a value carries (upstream ``getSharding``) comes from
 :mod:`shardy_ref.ir.value_sharding`.
@@ -35,12 +38,12 @@ RESULT_PROPAGATION_EDGES = "sdy.result_propagation_edges"
 BLOCK_ARG_PROPAGATION_EDGES = "sdy.block_arg_propagation_edges"
 
 
-# -- sdy.sharding_rule (spec 003 §3.13, §3.17, §3.6) -------------------------------------
+# -- sdy.sharding_rule (sdy_dialect #opshardingruleattr, #tensormappingattr) ------------
 
 @attr_verifier(SHARDING_RULE)
 def verify_sharding_rule_attr(op: Operation, attr, ctx: VerifyContext) -> None:
-    """``sdy.sharding_rule`` on any op must be an OpShardingRule fitting the op (spec 003
-    §3.13)."""
+    """``sdy.sharding_rule`` on any op must be an OpShardingRule fitting the op
+    (sdy_dialect#opshardingruleattr)."""
     if not isinstance(attr, OpShardingRule):
         raise op_error(op, "should have a sharding rule attribute of type OpShardingRuleAttr "
                            f"for attr named '{SHARDING_RULE}'")
@@ -144,7 +147,7 @@ def _verify_special_factors(op: Operation, num_factors: int, factors: Sequence[i
         raise op_error(op, f"index must be less than {num_factors}, got: {factors[-1]}")
 
 
-# -- propagation edges (spec 003 §3.5, §3.8, §3.14, §3.15) --------------------------------
+# -- propagation edges (sdy_dialect #propagationedgesattr and the attributes it holds) ---
 
 def _check_edges_attr(op: Operation, edges: PropagationEdges) -> None:
     """The parse-time rules again, for edges built in memory (a pass, not the parser);
@@ -158,7 +161,8 @@ def _check_edges_attr(op: Operation, edges: PropagationEdges) -> None:
 def verify_propagation_edges_attr(op: Operation, attr, ctx: VerifyContext) -> None:
     """Upstream ``verifyPropagationEdgesShardingAttr``: the edges reference at least one
     sharded value, those shardings share a mesh holding every axis named, and every value
-    ref is in range for the op (spec 003 §3.14, §3.8)."""
+    ref is in range for the op (sdy_dialect ``#propagationedgesattr``,
+    ``#edgevaluerefattr``)."""
     if not isinstance(attr, PropagationEdges):
         raise op_error(op, "should have a propagation edges attribute of type "
                            f"PropagationEdgesAttr for attr named '{PROPAGATION_EDGES}'")
@@ -179,7 +183,7 @@ def verify_propagation_edges_attr(op: Operation, attr, ctx: VerifyContext) -> No
 
 @attr_verifier(RESULT_PROPAGATION_EDGES, BLOCK_ARG_PROPAGATION_EDGES)
 def verify_propagation_edges_array_attr(op: Operation, attr, ctx: VerifyContext) -> None:
-    """Upstream checks only the type of the per-value arrays (spec 003 §3.14)."""
+    """Upstream checks only the type of the per-value arrays (``verifiers.cc``)."""
     if not isinstance(attr, ArrayAttr) or \
             not all(isinstance(edges, PropagationEdges) for edges in attr):
         raise op_error(op, "should have a propagation edges attribute of type "
@@ -190,7 +194,7 @@ def verify_propagation_edges_array_attr(op: Operation, attr, ctx: VerifyContext)
 
 
 def _verify_edge_value_ref(op: Operation, ref: EdgeValueRef) -> None:
-    """Upstream ``verifyEdgeValueRef`` (spec 003 §3.8); ``sdy.func_data_flow_edge`` is
+    """Upstream ``verifyEdgeValueRef`` (``verifiers.cc``); ``sdy.func_data_flow_edge`` is
     exempt, its edges name the function's values."""
     if op.name == "sdy.func_data_flow_edge":
         return

@@ -1,15 +1,14 @@
 """Verification of the sdy ops that are not collectives, with upstream's messages.
 
-Each op is checked the way MLIR verifies an ODS op (spec 003 §2.6-2.8, §2.10, §2.11,
-§2.14, §2.16): :data:`ODS` holds what ``shardy/dialect/sdy/ir/ops.td`` declares (counts,
-traits, attribute and type constraints; ``ods.py`` checks them), :data:`OP_VERIFY` the
-ops' ``verify()`` (PB-1, MC-8); the checks MLIR runs after an op's body
-(``SingleBlockImplicitTerminator``, ``InferTypeOpInterface``, NC-2) come last. The checks
-that need the module's meshes are upstream's ``verifySymbolUses`` and run in the
-symbol-use phase: ``DataFlowEdgeOp`` (DFE-*), ``FuncDataFlowEdgeOp``,
-``ManualComputationOp`` (MC-1..7) and ``NamedComputationOp`` (NC-1), ported from
-``verifiers.cc``.
-
+Each op is checked the way MLIR verifies an ODS op (the ops' sections of
+https://openxla.org/shardy/sdy_dialect#operations): :data:`ODS` holds what
+``shardy/dialect/sdy/ir/ops.td`` declares (counts, traits, attribute and type constraints;
+``ods.py`` checks them), :data:`OP_VERIFY` the ops' ``verify()`` (PB-1, MC-8); the checks
+MLIR runs after an op's body (``SingleBlockImplicitTerminator``, ``InferTypeOpInterface``,
+NC-2) come last. The checks that need the module's meshes are upstream's
+``verifySymbolUses`` and run in the symbol-use phase: ``DataFlowEdgeOp`` (DFE-*),
+``FuncDataFlowEdgeOp``, ``ManualComputationOp`` (MC-1..7) and ``NamedComputationOp`` (NC-1),
+ported from ``verifiers.cc``.
 See https://openxla.org/shardy/sdy_dialect and ``shardy/dialect/sdy/ir/verifiers.cc`` at
 the pinned commit (a0277a83e7f8).
 """

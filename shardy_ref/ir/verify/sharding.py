@@ -3,11 +3,11 @@
 This is upstream ``verifiers.cc`` from ``getMeshSafe`` to ``verifyFuncAttribute``, the
 dialect's ``sdy.sharding`` attribute hooks (``SdyDialect::verifyOperationAttribute``,
 ``verifyRegionArgAttribute``, ``verifyRegionResultAttribute``), ``MeshOp::verify`` and the
-symbol-use checks of ``sdy.sharding_constraint`` and ``sdy.reshard`` (spec 003 §2.9,
-§2.13, §2.15, §3.3, §3.4, §3.7, §3.16, §3.18, §3.19; rule IDs AXREF-*, AXLIST-*,
-DIMSH-*, SUBAX-*, TSH-*, TSPV-1). Checks run in upstream's order and stop at the first
-failure. :func:`verify_mesh` rechecks meshes (MESHATTR-*, MESH-4), checked at parse.
-
+symbol-use checks of ``sdy.sharding_constraint`` and ``sdy.reshard`` (our rule IDs AXREF-*,
+AXLIST-*, DIMSH-*, SUBAX-*, TSH-*, TSPV-1 for the constraints upstream's docs list under
+those ops and attributes; cases per ID in ``tests/ir/verify_cases``). Checks run in
+upstream's order and stop at the first failure. :func:`verify_mesh` rechecks meshes
+(MESHATTR-*, MESH-4), checked at parse.
 Other rule modules use the helpers here. Each takes an ``emit(message) -> VerifyError``
 that builds the error with the caller's prefix, as upstream's ``EmitErrorFn`` does, and
 raises what it returns; :func:`op_emitter` and :func:`value_in_range_emitter` make them.
@@ -125,7 +125,7 @@ def bound_axis_error(emit: EmitError, axis_name: str, owner: Operation) -> Verif
     return error
 
 
-# --- axis-ref lists (spec 003 §3.3, §3.4, §3.16) ----------------------------------------
+# --- axis-ref lists (sdy_dialect #axisrefattr, #axisreflistattr, #subaxisinfoattr) -----
 
 @dataclass
 class SeenAxes:
@@ -218,7 +218,7 @@ def verify_sub_axes(seen: SeenAxes, mesh_axis_sizes: dict[str, int], emit: EmitE
             prev = axis
 
 
-# --- tensor shardings (spec 003 §3.7, §3.18, §3.19) -------------------------------------
+# --- tensor shardings (sdy_dialect #dimensionshardingattr, #tensorshardingattr) --------
 
 def _no_dim_sharded(sharding: TensorSharding) -> bool:
     """Upstream ``isFullyReplicated``: no dimension has axes (replicated and unreduced
@@ -253,9 +253,9 @@ def verify_tensor_sharding(sharding: TensorSharding, type_: Type | None, mesh: M
                            emit: EmitError, *, check_divisibility: bool = False,
                            already_manual: dict[str, Operation] | None = None) -> None:
     """``verifyTensorShardingAttr``: ``sharding`` of a value of ``type_`` (None when there
-    is no value) on ``mesh`` (None when its symbol didn't resolve), in upstream's order
-    (spec 003 §3.18 note): the mesh is known; a maximal mesh (or no type and no sharded
-    dim) has rank 0 and no replicated or unreduced axes; the type (TSH-4..6); per dim the
+    is no value) on ``mesh`` (None when its symbol didn't resolve), in upstream's order:
+    the mesh is known; a maximal mesh (or no type and no sharded dim) has rank 0 and no
+    replicated or unreduced axes; the type (TSH-4..6); per dim the
     priority (DIMSH-2, DIMSH-3) and the axes (DIMSH-1, AXLIST-*, TSH-8); the replicated
     then unreduced axes (TSH-2, TSH-3, TSH-9); the sub-axes (SUBAX-*, AXREF-2); no axis
     in ``already_manual``, the axes enclosing manual computations bound (MC-8).
@@ -339,7 +339,8 @@ def verify_tensor_sharding_per_value(per_value: TensorShardingPerValue,
 
 @attr_verifier("sdy.sharding")
 def _verify_op_sharding(op: Operation, attr, ctx: VerifyContext) -> None:
-    """On an op, ``sdy.sharding`` is a sharding per result (TSPV-1, spec 003 §6)."""
+    """On an op, ``sdy.sharding`` is a sharding per result (TSPV-1,
+    sdy_dialect#tensorshardingpervalueattr)."""
     if not isinstance(attr, TensorShardingPerValue):
         raise op_error(op, "should have a sharding attribute of type TensorShardingPerValueAttr")
     verify_tensor_sharding_per_value(attr, op.result_types, op, ctx,
@@ -358,7 +359,7 @@ def _verify_func_sharding(func: Operation, kind: str, index: int, attr, type_: T
     verify_tensor_sharding_for_op(attr, type_, func, ctx, emit)
 
 
-# --- meshes (spec 003 §2.9, §3.11, §3.12) ------------------------------------------------
+# --- meshes (sdy_dialect #sdymesh-sdymeshop, #meshattr, #meshaxisattr) ------------------
 
 def verify_mesh(mesh: Mesh, emit: EmitError) -> None:
     """``MeshAxisAttr::verify`` on each axis, then ``MeshAttr::verify`` (MESHATTR-1..4).
@@ -399,7 +400,7 @@ def _verify_mesh_op(op: Operation, ctx: VerifyContext) -> None:
         raise VerifyError(op.location, f"Mesh not in symbol table: {format_symbol_name(name)}")
 
 
-# --- sdy.sharding_constraint and sdy.reshard (spec 003 §2.13, §2.15) --------------------
+# --- sdy.sharding_constraint and sdy.reshard (their verifySymbolUses) -------------------
 
 @symbol_use_verifier("sdy.sharding_constraint", "sdy.reshard")
 def _verify_sharding_op(op: Operation, ctx: VerifyContext) -> None:

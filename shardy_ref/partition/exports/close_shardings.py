@@ -1,6 +1,7 @@
 """``sdy-close-shardings``: close every dimension of every sharding and drop the replicated
-axes, which only mattered while propagating (``algorithms.md`` §5.2; upstream
-``export/close_shardings.cc``, ``TensorShardingAttr::getClosedLike``)."""
+axes, which only mattered while propagating (upstream ``export/close_shardings.cc``,
+``TensorShardingAttr::getClosedLike``; see
+https://openxla.org/shardy/sdy_export_passes#-sdy-close-shardings)."""
 from __future__ import annotations
 
 from dataclasses import dataclass

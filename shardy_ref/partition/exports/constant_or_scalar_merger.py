@@ -1,6 +1,7 @@
 """``sdy-constant-or-scalar-merger``: merge the constants (and broadcasts of scalars) that
 ``sdy-constant-or-scalar-splitter`` duplicated, when they are identical and in the same
-region (``algorithms.md`` §5.2; upstream ``export/constant_or_scalar_merger.cc``)."""
+region (upstream ``export/constant_or_scalar_merger.cc``; see
+https://openxla.org/shardy/sdy_export_passes#-sdy-constant-or-scalar-merger)."""
 from __future__ import annotations
 
 from dataclasses import dataclass

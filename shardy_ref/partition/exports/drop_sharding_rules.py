@@ -1,5 +1,6 @@
-"""``sdy-drop-sharding-rules``: drop every non-custom ``sdy.sharding_rule`` (``algorithms.md``
-§5.2; upstream ``export/drop_sharding_rules.cc``)."""
+"""``sdy-drop-sharding-rules``: drop every non-custom ``sdy.sharding_rule`` (upstream
+``export/drop_sharding_rules.cc``; see
+https://openxla.org/shardy/sdy_export_passes#-sdy-drop-sharding-rules)."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -1,6 +1,7 @@
 """``sdy-export-named-computations``: turn every ``sdy.named_computation`` back into a private
-``func.func`` and a ``func.call`` (``algorithms.md`` §5.2; upstream
-``export/export_named_computations.cc``), the inverse of ``sdy-import-func-calls``.
+``func.func`` and a ``func.call`` (upstream ``export/export_named_computations.cc``; see
+https://openxla.org/shardy/sdy_export_passes#-sdy-export-named-computations), the inverse
+of ``sdy-import-func-calls``.
 
 Named computations are visited in post order (nested ones first). The function is named
 after the computation (uniqued MLIR's way on a clash), remembers that name as

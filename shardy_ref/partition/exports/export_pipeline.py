@@ -1,5 +1,7 @@
 """``sdy-export-pipeline``: the passes that turn a propagated module into what the
-partitioner and XLA expect (``algorithms.md`` §5.2; upstream ``export_pipeline.cc``).
+partitioner and XLA expect (upstream
+``shardy/dialect/sdy/transforms/export/export_pipeline.cc``; the passes are described at
+https://openxla.org/shardy/sdy_export_passes).
 
 Module dumps (``dump-directory``) are not written: the option parses, and the dumps are
 debugging output only.

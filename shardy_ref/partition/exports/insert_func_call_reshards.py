@@ -1,7 +1,8 @@
 """``sdy-insert-func-call-reshards``: where a call's result sharding differs from the
 callee's result sharding, reshard the call result, and give the call the callee's result
-shardings (``algorithms.md`` §5.2; upstream ``export/insert_func_call_reshards.cc`` and
-``insertReshardsOnFuncResults`` in ``ir/utils.cc``)."""
+shardings (upstream ``export/insert_func_call_reshards.cc`` and
+``insertReshardsOnFuncResults`` in ``ir/utils.cc``; see
+https://openxla.org/shardy/sdy_export_passes#-sdy-insert-func-call-reshards)."""
 from __future__ import annotations
 
 from collections.abc import Callable

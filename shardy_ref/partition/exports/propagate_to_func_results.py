@@ -1,7 +1,7 @@
 """``sdy-propagate-to-func-results``: every function but the main one gets its returned
-values' shardings as result shardings (``algorithms.md`` §5.2; upstream
-``export/propagate_to_func_results.cc``). The main function's results were already
-updated by propagation itself."""
+values' shardings as result shardings (upstream ``export/propagate_to_func_results.cc``; see
+https://openxla.org/shardy/sdy_export_passes#-sdy-propagate-to-func-results). The main
+function's results were already updated by propagation itself."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -1,5 +1,6 @@
 """``sdy-remove-sharding-groups``: erase every ``sdy.sharding_group`` once propagation has
-used them (``algorithms.md`` §5.2; upstream ``export/remove_sharding_groups.cc``)."""
+used them (upstream ``export/remove_sharding_groups.cc``; see
+https://openxla.org/shardy/sdy_export_passes#-sdy-remove-sharding-groups)."""
 from __future__ import annotations
 
 from dataclasses import dataclass

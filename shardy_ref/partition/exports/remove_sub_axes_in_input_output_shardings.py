@@ -1,6 +1,7 @@
 """``sdy-remove-sub-axes-in-input-output-shardings``: the main function's open argument and
-result dimensions lose everything from their first sub-axis on (``algorithms.md`` §5.2;
-upstream ``export/remove_sub_axes_in_input_output_shardings.cc``)."""
+result dimensions lose everything from their first sub-axis on (upstream
+``export/remove_sub_axes_in_input_output_shardings.cc``; see
+https://openxla.org/shardy/sdy_export_passes#-sdy-remove-sub-axes-in-input-output-shardings)."""
 from __future__ import annotations
 
 from dataclasses import dataclass

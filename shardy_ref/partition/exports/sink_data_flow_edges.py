@@ -1,7 +1,8 @@
 """``sdy-sink-data-flow-edges``: move each ``sdy.data_flow_edge``'s sharding back to its edge
-owner and replace the edge by its input (``algorithms.md`` §5.8; upstream
+owner and replace the edge by its input (upstream
 ``transforms/export/sink_data_flow_edges.cc`` and ``getShardingsFromDataFlowEdges`` in
-``transforms/propagation/utils.cc``).
+``transforms/propagation/utils.cc``; see
+https://openxla.org/shardy/sdy_export_passes#-sdy-sink-data-flow-edges).
 
 The inverse of ``sdy-add-data-flow-edges``. When some owners of an op have an edge with a
 sharding, owners without one get a fully open sharding on the same mesh.

@@ -1,6 +1,7 @@
 """``sdy-sink-func-data-flow-edges``: move each ``sdy.func_data_flow_edge``'s sharding to its
 operand (a function argument or a call result) and replace the edge by the operand
-(``algorithms.md`` §5.2; upstream ``export/sink_func_data_flow_edges.cc``)."""
+(upstream ``export/sink_func_data_flow_edges.cc``; see
+https://openxla.org/shardy/sdy_export_passes#-sdy-sink-func-data-flow-edges)."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -1,7 +1,8 @@
 """``sdy-unflatten-call-graph``: calls of functions with the same origin
 (``sdy.original_func_name``), manual axes and argument/result shardings all go to one of
 them; with ``dedup-functions-fully`` shardings are ignored and the most-called variant wins
-(``algorithms.md`` §5.2; upstream ``export/unflatten_call_graph.cc``). The now-unused
+(upstream ``export/unflatten_call_graph.cc``; see
+https://openxla.org/shardy/sdy_export_passes#-sdy-unflatten-call-graph). The now-unused
 copies are left for ``symbol-dce``."""
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """``sdy-update-non-divisible-input-output-shardings``: make function inputs/outputs, call
 results and manual computation edges evenly sharded, keeping the largest prefix of each
-dimension's axes that divides it (``algorithms.md`` §5.2; upstream
-``export/update_non_divisible_input_output_shardings.cc``).
+dimension's axes that divides it (upstream
+``export/update_non_divisible_input_output_shardings.cc``; see
+https://openxla.org/shardy/sdy_export_passes#-sdy-update-non-divisible-input-output-shardings).
 
 Mesh ``"x"=4, "y"=2``: ``[{"x"}, {"y"}]`` on ``2x2`` becomes ``[{"x":(1)2}, {"y"}]``;
 ``[{"y", "x"}]`` on ``4`` becomes ``[{"y", "x":(1)2}]``; ``[{"x"}]`` on ``3`` becomes

@@ -1,7 +1,8 @@
 """Propagation debugging: where each axis of a sharding came from (``sdy.sharding_origins``)
 and which propagation step moved it along which edge (``sdy.propagation_edges``). Upstream
 ``transforms/propagation/debugging/source_sharding.cc``; the options are
-``debug-sharding-origins`` / ``debug-propagation-edge-sharding`` (``algorithms.md`` §1.3).
+``debug-sharding-origins`` / ``debug-propagation-edge-sharding`` (see
+https://openxla.org/shardy/sdy_propagation_passes#-sdy-aggressive-propagate).
 
 A :class:`SourceShardingHandler` lives for one pass run. The pass creates it with
 :func:`create_handler` (None when both options are off, so the propagator's hook costs one

@@ -1,7 +1,7 @@
 """The module's call graph, walked as upstream's ``walkCalls`` and ``iterateFuncs`` walk it
 (``shardy/dialect/sdy/ir/utils.cc``), and the func/call helpers the call passes share:
 ``getFuncOpOrDie``, ``getOriginalFuncName``, ``cloneFuncRecursively`` and MLIR's
-``SymbolTable::insert`` (spec ``algorithms.md`` §5.8).
+``SymbolTable::insert``.
 
 Upstream iterates functions in (reverse) post order of MLIR's ``CallGraph``: a node per
 function with a body, reached from an external caller node that has an edge to every

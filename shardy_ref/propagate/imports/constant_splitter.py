@@ -1,8 +1,11 @@
 """``sdy-constant-or-scalar-splitter``: give every constant sub-computation and every scalar
 expansion a single user, so that different uses of a constant are not sharded alike just
-because they share it (spec 002 §3; upstream ``import/constant_or_scalar_splitter.cc``).
+because they share it
+(https://openxla.org/shardy/sdy_import_passes#-sdy-constant-or-scalar-splitter; upstream
+``transforms/import/constant_or_scalar_splitter.cc``).
 
-Upstream at the corpus commit differs from spec 002's seed in three ways, which we follow:
+Upstream's source at the pinned commit a0277a83e7f8 differs from the mid-2025 version of
+that pass doc in three ways, which we follow:
 the pass anchors on the module (not on each function), functions are visited callees first
 (``iterateFuncs``), and calls and ``sdy.named_computation``s count as constant-preserving
 unless their body (for calls: any function with the same original name, for named

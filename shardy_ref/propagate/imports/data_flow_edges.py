@@ -1,6 +1,7 @@
 """``sdy-add-data-flow-edges``: put an ``sdy.data_flow_edge`` on every data-flow edge owner
-(spec 002 §1; ``algorithms.md`` §5.8). Upstream ``transforms/import/add_data_flow_edges.cc``
-with ``addDataFlowEdges`` from ``transforms/propagation/utils.cc``.
+(https://openxla.org/shardy/sdy_import_passes#-sdy-add-data-flow-edges). Upstream
+``transforms/import/add_data_flow_edges.cc`` with ``addDataFlowEdges`` from
+``transforms/propagation/utils.cc``.
 
 The owners are those of ``ShardableDataFlowOpInterface`` (``DATA_FLOW_OPS``): the results of
 every data-flow op, and the body arguments of named and manual computations. Each

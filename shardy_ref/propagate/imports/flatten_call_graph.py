@@ -1,6 +1,6 @@
 """``sdy-flatten-call-graph``: give every call site a function of its own, so that each
 function has at most one caller (upstream ``transforms/import/flatten_call_graph.cc``;
-spec ``algorithms.md`` §5.8).
+see https://openxla.org/shardy/sdy_import_passes#-sdy-flatten-call-graph).
 
 Calls are visited callees-first (``walkCalls`` post order). The first call of a function
 keeps it; every later call gets a recursive clone, inserted at the end of the module under

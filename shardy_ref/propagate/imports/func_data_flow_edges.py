@@ -1,6 +1,7 @@
 """``sdy-add-func-data-flow-edges``: put an ``sdy.func_data_flow_edge`` on every argument
 of every function but the main one, and on every call result (upstream
-``transforms/import/add_func_data_flow_edges.cc``; spec ``algorithms.md`` §5.8).
+``transforms/import/add_func_data_flow_edges.cc``; see
+https://openxla.org/shardy/sdy_import_passes#-sdy-add-func-data-flow-edges).
 
 Each edge takes over all other uses of its value and copies the value's sharding into its
 own ``sdy.sharding``. Argument edges open the function's entry block, in argument order,

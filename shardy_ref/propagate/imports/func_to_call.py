@@ -1,7 +1,7 @@
 """``sdy-propagate-sharding-from-func-to-call``: give a ``func.call`` without result
 shardings those of its callee's results (upstream
-``transforms/import/propagate_sharding_from_func_to_call.cc``; spec ``algorithms.md``
-§5.2 and §5.8).
+``transforms/import/propagate_sharding_from_func_to_call.cc``; see
+https://openxla.org/shardy/sdy_import_passes#-sdy-propagate-sharding-from-func-to-call).
 
 A call that has ``sdy.sharding`` keeps it, even if every sharding in it is empty. The
 callee's result shardings come from ``getFuncResultShardings``: none unless some result

@@ -1,8 +1,8 @@
 """``sdy-explicit-gather-scatter-batching``: turn an implicit batch dimension of a
 ``stablehlo.gather``/``stablehlo.scatter`` into explicit batching dimensions, so that
 propagation can shard it like any batch dimension (upstream
-``transforms/import/explicit_gather_scatter_batching.cc``; not in spec 002's seed, which
-predates the pass).
+``transforms/import/explicit_gather_scatter_batching.cc``; see
+https://openxla.org/shardy/sdy_import_passes#-sdy-explicit-gather-scatter-batching).
 
 Only dimension 0 of the operand and of the indices is recognised as an implicit batch: both
 must have the same size, dimension 0 must be collapsed (inserted), and the index component

@@ -1,6 +1,6 @@
 """``sdy-import-func-calls``: turn every ``func.call`` into an ``sdy.named_computation``
-holding the callee's body (upstream ``transforms/import/import_func_calls.cc``; spec
-``algorithms.md`` §5.2 and §5.8).
+holding the callee's body (upstream ``transforms/import/import_func_calls.cc``; see
+https://openxla.org/shardy/sdy_import_passes#-sdy-import-func-calls).
 
 Calls are visited callees-first (``walkCalls`` post order), so a body is moved only once
 its own calls are named computations. The named computation takes the callee's original

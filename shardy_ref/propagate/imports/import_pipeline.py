@@ -1,10 +1,11 @@
 """``sdy-import-pipeline``: the import passes in the order propagation needs them
-(upstream ``import_pipeline.cc``; ``algorithms.md`` §5.2, spec 002 §9).
+(upstream ``shardy/dialect/sdy/transforms/import/import_pipeline.cc``).
 
-Since spec 002's era upstream added ``sdy-propagate-sharding-from-func-to-call`` and a
-second ``symbol-dce`` (after the splitter, which may leave functions unused), and runs
-apply-sharding-constraints and sharding-group-import here only when functions are
-deduplicated fully (otherwise the propagation pipeline runs them after importing calls).
+The passes are described at https://openxla.org/shardy/sdy_import_passes. Since mid-2025
+upstream added ``sdy-propagate-sharding-from-func-to-call`` and a second ``symbol-dce``
+(after the splitter, which may leave functions unused), and runs apply-sharding-constraints
+and sharding-group-import here only when functions are deduplicated fully (otherwise the
+propagation pipeline runs them after importing calls).
 ``sdy-explicit-gather-scatter-batching`` is off by default upstream and not an option of
 this pipeline; the "before_propagation" module dump needs a dump directory, which this
 pipeline has no option for either.

@@ -1,5 +1,5 @@
 """``sdy-manual-axes-cleanup``: normalise the manual axes of ``sdy.manual_computation`` ops
-(spec 002, import passes; ``algorithms.md`` §5.2). Upstream
+(https://openxla.org/shardy/sdy_import_passes#-sdy-manual-axes-cleanup). Upstream
 ``transforms/import/manual_axes_cleanup.cc``.
 
 Each manual computation gets its ``manual_axes`` sorted in mesh order, and every in/out

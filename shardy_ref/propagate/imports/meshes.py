@@ -1,7 +1,7 @@
 """``sdy-lift-inlined-meshes`` and ``sdy-inline-meshes``: move meshes between ``sdy.mesh``
-symbols and the shardings (and ``replica_groups``) that use them (spec 002, import passes;
-``algorithms.md`` §5.2). Upstream ``transforms/import/lift_inlined_meshes.cc`` and
-``transforms/common/inline_meshes.cc``.
+symbols and the shardings (and ``replica_groups``) that use them
+(https://openxla.org/shardy/sdy_import_passes#-sdy-lift-inlined-meshes). Upstream
+``transforms/import/lift_inlined_meshes.cc`` and ``transforms/common/inline_meshes.cc``.
 
 Both rewrite every sharding in the module with
 :func:`shardy_ref.ir.sharding_walker.transform_shardings`, whose walk order (upstream's)

@@ -1,5 +1,6 @@
 """``sdy-pre-order-funcs``: reorder the module's functions so callers come before their
-callees (upstream ``transforms/import/pre_order_funcs.cc``; spec ``algorithms.md`` §5.8).
+callees (upstream ``transforms/import/pre_order_funcs.cc``; see
+https://openxla.org/shardy/sdy_import_passes#-sdy-pre-order-funcs).
 
 Propagation is top-down within a block, so once calls are inlined, visiting functions in
 this order emulates it. Functions in the call graph move, in ``iterateFuncs`` pre order,

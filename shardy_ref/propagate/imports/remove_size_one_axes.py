@@ -1,5 +1,6 @@
-"""``sdy-remove-size-one-axes``: drop axes of size one from every sharding (spec 002,
-import passes; ``algorithms.md`` §5.2). Upstream ``transforms/import/remove_size_one_axes.cc``.
+"""``sdy-remove-size-one-axes``: drop axes of size one from every sharding
+(https://openxla.org/shardy/sdy_import_passes#-sdy-remove-size-one-axes). Upstream
+``transforms/import/remove_size_one_axes.cc``.
 
 The pass does nothing unless some ``sdy.mesh`` of the module has a size-one axis; then every
 sharding (inline meshes included) loses its size-one axes in dimension shardings,

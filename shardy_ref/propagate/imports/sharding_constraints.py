@@ -1,18 +1,19 @@
 """``sdy-apply-sharding-constraints``: let constraints that dictate the sharding of their
-input set it (spec 002 §2; ``algorithms.md`` §5.2). Upstream
-``transforms/import/apply_sharding_constraints.cc``.
+input set it (https://openxla.org/shardy/sdy_import_passes#-sdy-apply-sharding-constraints).
+Upstream ``transforms/import/apply_sharding_constraints.cc``.
 
 A ``sdy.sharding_constraint`` (and each in-sharding of a ``sdy.manual_computation``, in
 essence a constraint on its operand) copies its sharding onto the input when the input can
 carry one, has none yet, the sharding is fully closed, and no other constraint or manual
-computation wants a different sharding for it (§2.1). When the input is a data-flow edge
-target, the input's other uses go through the constraint instead (§2.1, §2.3). A chain of
-constraints first takes over the later uses of its input in the same block (§2.2).
+computation wants a different sharding for it (the pass doc's first list of conditions).
+When the input is a data-flow edge target, the input's other uses go through the
+constraint instead. A chain of constraints first takes over the later uses of its input in
+the same block (the pass doc's chain conditions).
 
-Following HEAD (not the older spec 002): a constraint whose sharding is applied directly
-also gets its pointwise ``sdy.sharding_rule`` (``getOrCreateShardingRule(op,
-setShardingRuleOnOp=true)``), and in the data-flow-edge case the constraint's unreduced axes
-are set on the input, since unreduced axes don't propagate.
+Following upstream's source at the pinned commit a0277a83e7f8 (not the pass doc): a
+constraint whose sharding is applied directly also gets its pointwise ``sdy.sharding_rule``
+(``getOrCreateShardingRule(op, setShardingRuleOnOp=true)``), and in the data-flow-edge case
+the constraint's unreduced axes are set on the input, since unreduced axes don't propagate.
 """
 from __future__ import annotations
 
@@ -67,8 +68,8 @@ def is_used_by_sharding_constraint(value: Value, excluded: Operation | None = No
 
 
 def should_apply(value: Value, sharding: TensorSharding) -> bool:
-    """The three conditions of §2.1, after checking ``value`` can carry a sharding at all
-    (a scalar block argument of a non-function region cannot)."""
+    """The three conditions of the pass doc's first list, after checking ``value`` can carry
+    a sharding at all (a scalar block argument of a non-function region cannot)."""
     if shardable_value(value) is None or get_sharding(value) is not None:
         return False
     # upstream keeps this for parity with GSPMD (b/358627707)
@@ -174,7 +175,7 @@ def tail_of_sharding_constraint_chain(head: Operation) -> Operation | None:
     """Upstream ``getTailOfShardingConstraintChain``: the last constraint of the chain
     starting at ``head`` when the chain has length >= 2, its input is neither a
     constraint's result nor sharded nor used by another constraint, and its tail is not
-    used by a constraint (§2.2); else None."""
+    used by a constraint (the pass doc's chain conditions); else None."""
     value = head.operands[0]
     defining = value.defining_op
     if defining is not None and defining.name == SHARDING_CONSTRAINT:

@@ -1,5 +1,6 @@
 """``sdy-sharding-group-import``: validate sharding groups, merge the ones sharing a value
-and renumber them ``0..N-1`` (spec 002 §8; ``algorithms.md`` §5.2). Upstream
+and renumber them ``0..N-1``
+(https://openxla.org/shardy/sdy_import_passes#-sdy-sharding-group-import). Upstream
 ``transforms/import/sharding_group_import.cc``.
 
 Validation: all members of a group have the same innermost enclosing
@@ -7,7 +8,8 @@ Validation: all members of a group have the same innermost enclosing
 Unification: groups that share a value are one group (``llvm::EquivalenceClasses``), and
 ``sdy.sharding_group`` ops putting a value in a group it is already in are erased.
 
-Renumbering follows HEAD's LLVM rather than spec 002's "smallest original id": the
+Renumbering follows the LLVM of upstream's pinned commit rather than the mid-2025 pass
+doc's "smallest original id": the
 equivalence classes list group ids in first-insertion order (values in first-use order,
 each with its groups in op order); a merged class is led by the leader of the class it was
 merged into; classes are numbered in the order of their leaders in that list.

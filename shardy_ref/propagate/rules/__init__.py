@@ -1,4 +1,5 @@
-"""Op sharding rules: how each op's dimensions map to factors (algorithms.md §5.9).
+"""Op sharding rules: how each op's dimensions map to factors ("Operation sharding rule" in
+https://openxla.org/shardy/propagation).
 
 :func:`create_op_sharding_rule` / :func:`get_or_create_sharding_rule` are the entry points;
 rules are built with :class:`OpShardingRuleBuilder` by one module per op family, registered

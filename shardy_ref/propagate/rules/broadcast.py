@@ -1,5 +1,5 @@
-"""Sharding rules of data-movement ops that keep or permute whole dimensions
-(algorithms.md §5.9): ``broadcast_in_dim``, ``concatenate`` and ``transpose``.
+"""Sharding rules of data-movement ops that keep or permute whole dimensions:
+``broadcast_in_dim``, ``concatenate`` and ``transpose``.
 See upstream ``op_sharding_rule_registry.cc``.
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A builder that creates an op sharding rule factor by factor (algorithms.md §5.9).
+"""A builder that creates an op sharding rule factor by factor.
 
 Python counterpart of upstream's ``OpShardingRuleBuilder``: each ``add_factor*`` call appends
 one factor (its size, its type, whether propagation along it is blocked) and maps it onto

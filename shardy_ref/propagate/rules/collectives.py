@@ -1,4 +1,5 @@
-"""Sharding rules of StableHLO collectives (algorithms.md §5.9). ``all_reduce``,
+"""Sharding rules of StableHLO collectives (see "Operation sharding rule" in
+https://openxla.org/shardy/propagation). ``all_reduce``,
 ``collective_permute``, ``collective_broadcast`` and ``cross-replica-sum`` are pointwise;
 ``all_gather``, ``all_to_all`` and ``reduce_scatter`` are pointwise except on the
 dimensions they gather, split or concatenate, which get a need-replication factor on the

@@ -1,4 +1,5 @@
-"""Sharding rules of ``stablehlo.custom_call``, keyed by call target (algorithms.md §5.9).
+"""Sharding rules of ``stablehlo.custom_call``, keyed by call target (see "Operation
+sharding rule" in https://openxla.org/shardy/propagation).
 
 Known targets get a pointwise rule or one modelled on the JAX primitive they implement
 (``eigh``, ``qr``, ``householder_product``, ``top_k``, ``approx_max_k``); a few are left

@@ -1,4 +1,4 @@
-"""Sharding rules of contractions (algorithms.md §5.9): ``dot``, ``dot_general`` and
+"""Sharding rules of contractions: ``dot``, ``dot_general`` and
 ``convolution``. Batching and non-contracting dimensions pass through to the result;
 contracting dimensions (and the convolution's input feature and window-size dimensions)
 are reduction factors. See upstream ``op_sharding_rule_registry.cc``.

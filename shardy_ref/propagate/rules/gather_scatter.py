@@ -1,4 +1,4 @@
-"""Sharding rules of ``stablehlo.gather`` and ``stablehlo.scatter`` (algorithms.md §5.9).
+"""Sharding rules of ``stablehlo.gather`` and ``stablehlo.scatter``.
 
 Both ops relate an *input* (gather's operand, scatter's inputs), *indices* and *slices*
 (gather's result, scatter's updates) the same way, so one walk over the slices dimensions

@@ -1,4 +1,4 @@
-"""Sharding rules of the linear-algebra and miscellaneous ops (algorithms.md §5.9):
+"""Sharding rules of the linear-algebra and miscellaneous ops:
 ``cholesky``, ``triangular_solve``, ``fft``, ``batch_norm_inference``,
 ``rng_bit_generator`` and ``bitcast_convert``. Batch dimensions are pass-through; the
 dimensions an op computes across need replication. See upstream

@@ -1,4 +1,4 @@
-"""Sharding rules of pointwise ops (algorithms.md §5.9): every dimension of every operand
+"""Sharding rules of pointwise ops: every dimension of every operand
 and result is the same factor. Also ``clamp`` and ``select``, whose ``min``/``max`` or
 ``pred`` operands may be scalars. See upstream ``op_sharding_rule_registry.cc``.
 """

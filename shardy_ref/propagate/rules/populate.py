@@ -1,5 +1,6 @@
 """``sdy-populate-op-sharding-rules``: give every op of a function its sharding rule
-(algorithms.md §5.9; a debugging/testing pass, propagation does this just in time).
+(https://openxla.org/shardy/sdy_propagation_passes#-sdy-populate-op-sharding-rules; a
+debugging/testing pass, propagation does this just in time).
 
 Ops are visited post-order, like MLIR's ``walk``; an op that already has a
 ``sdy.sharding_rule`` (a custom rule) keeps it. See

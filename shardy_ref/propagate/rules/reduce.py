@@ -1,4 +1,4 @@
-"""Sharding rules of the reduction-style ops (algorithms.md §5.9): ``reduce``,
+"""Sharding rules of the reduction-style ops: ``reduce``,
 ``reduce_window``, ``select_and_scatter`` and ``sort``. See upstream
 ``shardy/dialect/sdy/transforms/propagation/op_sharding_rule_registry.cc``.
 """

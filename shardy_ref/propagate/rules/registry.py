@@ -1,5 +1,4 @@
-"""The op sharding rule registry: op name -> the function creating its rule (algorithms.md
-§5.9).
+"""The op sharding rule registry: op name -> the function creating its rule.
 
 Family modules (pointwise, dot_conv, reshape, ...) register their rule functions with
 ``@rule("stablehlo.add", ...)``; :func:`create_op_sharding_rule` dispatches on the op name,

@@ -1,4 +1,5 @@
-"""The sharding rule of ``stablehlo.reshape`` (algorithms.md §5.9, the gcd walk).
+"""The sharding rule of ``stablehlo.reshape``: the gcd walk ("Compound factors: extending
+the rule for reshapes" in https://openxla.org/shardy/propagation).
 
 Input and output dimensions are walked together, major to minor. While the products of
 the factors added so far agree, the gcd of the next input and output sizes still to cover

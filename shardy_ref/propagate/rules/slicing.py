@@ -1,4 +1,4 @@
-"""Sharding rules of the slicing ops (algorithms.md §5.9): ``slice``, ``dynamic_slice``,
+"""Sharding rules of the slicing ops: ``slice``, ``dynamic_slice``,
 ``dynamic_update_slice``, ``pad`` and ``reverse``. All are pointwise; they differ in the
 type of the factors of the dimensions they slice, pad or reverse. See upstream
 ``shardy/dialect/sdy/transforms/propagation/op_sharding_rule_registry.cc``.
