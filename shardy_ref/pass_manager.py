@@ -35,6 +35,8 @@ PASS_MODULES: dict[str, str] = {
     "inline": "shardy_ref.transforms.inline",
     "canonicalize": "shardy_ref.transforms.canonicalize",
     "chlo-legalize-to-stablehlo": "shardy_ref.transforms.chlo_legalize",
+    "chlo-pre-serialization-pipeline": "shardy_ref.transforms.chlo_pre_serialization",
+    "shape-legalize-to-stablehlo": "shardy_ref.transforms.chlo_pre_serialization",
     "stablehlo-legalize-composite-to-call": "shardy_ref.transforms.composite_to_call",
     # import passes (https://openxla.org/shardy/sdy_import_passes)
     "sdy-lift-inlined-meshes": _IMPORTS + "meshes",
