@@ -230,3 +230,18 @@ def test_svg_snapshot(capsys, features, tmp_path):
     if os.environ.get("SHOW_SNAPSHOT_UPDATE") == "1":
         SNAPSHOT.write_text(svg)
     assert svg == SNAPSHOT.read_text()
+
+
+def test_64_devices_get_64_distinct_colours(tmp_path):
+    """Issue 28: each device of an 8x8 mesh (and each block of a sharding over it) is drawn
+    in its own colour, as far as 64."""
+    from rich.console import Console
+
+    assert len(set(show_cmd.PALETTE)) == 64
+    module = parse_module('sdy.mesh @m = <["x"=8, "y"=8]>\n')
+    console = Console(record=True, width=200, color_system="truecolor")
+    console.print(show_cmd.mesh_picture("m", show_cmd._meshes(module)["m"]))
+    styles = {str(seg.style.bgcolor) for seg in console._record_buffer
+              if seg.style is not None and seg.style.bgcolor is not None
+              and seg.text.strip().isdigit()}
+    assert len(styles) == 64

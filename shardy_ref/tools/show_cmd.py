@@ -12,6 +12,7 @@ Errors are ``file:line:col: error: message`` (exit 1).
 from __future__ import annotations
 
 import argparse
+import colorsys
 import dataclasses
 import importlib.util
 import re
@@ -26,8 +27,24 @@ from shardy_ref.ir.sharding_layout import Layout, dim_axes, layout
 from shardy_ref.tools.arg_types import positive_int
 from shardy_ref.tools.simulate_cmd import CommandError, read_module_file
 
-PALETTE = ("on dark_blue", "on dark_green", "on dark_red", "on purple4", "on dark_cyan",
-           "on orange4", "on grey30", "on deep_pink4")
+
+def _palette() -> tuple[str, ...]:
+    """64 distinct cell styles: 16 hues by 4 lightness levels, ordered so consecutive cells
+    differ in both (cell i: hue 7i mod 16, lightness (i + i // 16) mod 4, a bijection), with
+    black or white text, whichever reads better on the colour."""
+    styles = []
+    for i in range(64):
+        hue = (7 * i) % 16 / 16
+        light = (0.25, 0.42, 0.59, 0.76)[(i + i // 16) % 4]
+        r, g, b = (round(255 * c) for c in colorsys.hls_to_rgb(hue, light, 0.9))
+        text = "black" if 0.299 * r + 0.587 * g + 0.114 * b > 140 else "white"
+        styles.append(f"{text} on #{r:02x}{g:02x}{b:02x}")
+    return tuple(styles)
+
+
+# One colour per shard (or device), distinct for up to 64, then repeating; rich lowers
+# them to the nearest colours a terminal has.
+PALETTE = _palette()
 
 
 @dataclass(frozen=True, slots=True)
