@@ -198,10 +198,16 @@ def _convert(name: str, key: str, value: str | None, annotation) -> object:
     raise PassError(None, f"{name}: invalid value '{value}' for option '{key}'")
 
 
+def option_name(field_name: str) -> str:
+    """The mlir-opt name of the option a pass field holds: ``keep_sharding_rules`` ->
+    ``keep-sharding-rules``; a trailing ``_`` (``except_``: a Python keyword) is dropped."""
+    return field_name.rstrip("_").replace("_", "-")
+
+
 def make_pass(name: str, options: str = "") -> Pass:
     """Instantiate pass ``name`` with mlir-opt style options (``"a=1 b=true"``)."""
     cls = pass_class(name)
-    fields = {f.name.replace("_", "-"): f for f in dataclasses.fields(cls)} \
+    fields = {option_name(f.name): f for f in dataclasses.fields(cls)} \
         if dataclasses.is_dataclass(cls) else {}
     kwargs = {}
     for key, value in _split_options(options):
@@ -442,7 +448,7 @@ def _options_text(p: Pass) -> str:
     for f in dataclasses.fields(p):
         value = getattr(p, f.name)
         text = str(value).lower() if isinstance(value, bool) else str(value)
-        items.append(f"{f.name.replace('_', '-')}={text}")
+        items.append(f"{option_name(f.name)}={text}")
     return "{" + " ".join(items) + "}" if items else ""
 
 

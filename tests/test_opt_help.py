@@ -7,7 +7,7 @@ import pytest
 
 from shardy_ref.pass_manager import PASS_MODULES
 from shardy_ref.tools.opt import parse_args
-from shardy_ref.tools.opt_help import description, load_all_passes
+from shardy_ref.tools.opt_help import description, load_all_passes, pass_options
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +29,7 @@ def test_usage_and_every_pass_with_its_options(help_text):
     for name, cls in passes.items():
         row = next(i for i, line in enumerate(lines) if line.startswith(f"  -{name} "))
         assert lines[row].split(" - ", 1)[1] == description(cls).replace("``", "'") != ""
-        options = [f.name.replace("_", "-") for f in dataclasses.fields(cls)] \
+        options = [f.name.rstrip("_").replace("_", "-") for f in dataclasses.fields(cls)] \
             if dataclasses.is_dataclass(cls) else []
         shown = [line.split()[0].lstrip("-").split("=")[0]
                  for line in lines[row + 1:row + 1 + len(options)]]
@@ -41,8 +41,43 @@ def test_option_types_and_defaults(help_text):
     row = help_text.index("  -sdy-aggressive-propagate ")
     block = help_text[row:help_text.index("\n  -", row + 1)]
     assert "-propagation-strategy=<string>" in block and "default: aggressive" in block
-    assert "-conservative-propagation=<bool>                 - default: false" in block
+    assert ("-conservative-propagation=<bool>                 - Whether to disallow split axes "
+            "and non-divisible sharding axes during propagation (default: false)") in block
     assert "-replica-count=<int>" in help_text
+
+
+def test_every_option_has_a_description_and_help_shows_it(help_text):
+    lines = help_text.splitlines()
+    options = 0
+    for name, cls in load_all_passes().items():
+        row = lines.index(next(line for line in lines if line.startswith(f"  -{name} ")))
+        for offset, option in enumerate(pass_options(cls), 1):
+            assert option.help.strip(), f"{name}: option {option.name} has no help text"
+            assert "\n" not in option.help and "``" not in option.help, (name, option.name)
+            assert not option.help.endswith("."), (name, option.name)
+            shown = option.default or '""'
+            assert lines[row + offset].split(" - ", 1) == [
+                f"      -{option.name}={option.type}".ljust(54),
+                f"{option.help} (default: {shown})"], (name, option.name)
+            options += 1
+    assert options > 50
+
+
+def test_option_help_is_declared_on_the_field():
+    from shardy_ref.partition.exports.export_pipeline import ExportOptions, ExportPipeline
+    from shardy_ref.propagate.basic_propagation import BasicPropagationPass
+    from shardy_ref.propagate.user_priority_propagation import UserPriorityPropagationPass
+
+    def helps(cls):
+        return {f.name: f.metadata["help"] for f in dataclasses.fields(cls)}
+
+    basic = helps(BasicPropagationPass)
+    assert basic["keep_sharding_rules"] == \
+        "Whether to keep existing and created op sharding rules"
+    user = helps(UserPriorityPropagationPass)  # inherited from the shared base, unchanged
+    assert {k: user[k] for k in basic} == basic
+    assert user["run_op_priority_propagation"] and user["propagation_strategy"]
+    assert helps(ExportPipeline) == helps(ExportOptions)
 
 
 def _stdout_of(argv, parse=parse_args):
@@ -77,3 +112,10 @@ def test_version_of_every_tool(capsys):
         f"shardy-ref-translate (shardy_ref {__version__})")
     assert cli.main(["--version"]) == 0
     assert capsys.readouterr().out.startswith(f"shardy-ref (shardy_ref {__version__})")
+
+
+def test_an_option_named_after_a_python_keyword_keeps_upstreams_name():
+    """``except_`` holds StableHLO's ``except`` option of composite-to-call."""
+    from shardy_ref.pass_manager import make_pass
+
+    assert make_pass("stablehlo-legalize-composite-to-call", "except=a,b").except_ == ("a", "b")

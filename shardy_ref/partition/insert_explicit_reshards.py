@@ -15,7 +15,7 @@ Ops sharded onto a single device are handled by :mod:`shardy_ref.partition.singl
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from shardy_ref.ir.axis_lists import axis_set_diff, sort_and_merge_axes
 from shardy_ref.ir.diagnostics import PassError
@@ -534,7 +534,8 @@ class InsertExplicitReshardsPass(Pass):
 
     NAME = "sdy-insert-explicit-reshards"
     ANCHOR = "func.func"
-    enable_full_version: bool = False
+    enable_full_version: bool = field(default=False, metadata={"help": (
+        "Enable full version for every op (else only for calls, ragged dots, some concatenates)")})
 
     def run(self, op: Operation, ctx: PassContext) -> None:
         if not op.regions or op.regions[0].is_empty:

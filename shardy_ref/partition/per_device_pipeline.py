@@ -16,7 +16,7 @@ partition-count`` processes.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from shardy_ref.pass_manager import PassPipeline, PipelineElement, passes, register_pass
 
@@ -47,9 +47,12 @@ class PerDevicePipeline(PassPipeline):
     docstring). Options as upstream's partitioner passes spell them."""
 
     NAME = "sdy-ref-per-device-pipeline"
-    enable_halo_exchange: bool = True
-    replica_count: int = 1
-    partition_count: int = 1
+    enable_halo_exchange: bool = field(default=True, metadata={"help": (
+        "Resolve permutation factors by halo exchange where possible (else by replication)")})
+    replica_count: int = field(
+        default=1, metadata={"help": "Number of replicas (data parallelism) the program runs on"})
+    partition_count: int = field(default=1, metadata={"help": (
+        "Number of partitions (model parallelism) the program runs on")})
 
     def elements(self) -> list[PipelineElement]:
         return passes(*per_device_passes(self.enable_halo_exchange, self.replica_count,

@@ -14,7 +14,7 @@ computation's body; padded results are sliced back.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from shardy_ref.ir.builtin_attrs import (
     DenseArrayAttr,
@@ -385,10 +385,15 @@ class PerInstructionPartitioningPass(Pass):
     (``export/passes.td``)."""
 
     NAME = "sdy-per-instruction-partitioning"
-    filter: str = ""
-    enable_halo_exchange: bool = True
-    replica_count: int = 1
-    partition_count: int = 1
+    filter: str = field(default="", metadata={"help": (
+        "Ops to partition: empty (all), op name substrings ('dot, pad'), "
+        "'selectLow=0, selectHigh=10'")})
+    enable_halo_exchange: bool = field(default=True, metadata={"help": (
+        "Implement halo exchange logic for windowed operations inside the sub-pipeline")})
+    replica_count: int = field(
+        default=1, metadata={"help": "Number of replicas (data parallelism)"})
+    partition_count: int = field(
+        default=1, metadata={"help": "Number of partitions (model parallelism)"})
 
     def run(self, op: Operation, ctx: PassContext) -> None:
         for target in select_ops(op, FilterConfig.parse(self.filter)):

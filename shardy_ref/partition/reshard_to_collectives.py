@@ -11,7 +11,7 @@ beyond device order.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from shardy_ref.ir.operation import Operation, OpResult, Value
 from shardy_ref.ir.sdy_sharding import TensorSharding
@@ -95,7 +95,8 @@ class ReshardToCollectivesPass(Pass):
 
     NAME = "sdy-reshard-to-collectives"
     ANCHOR = "func.func"
-    keep_redundant_reshards: bool = False
+    keep_redundant_reshards: bool = field(default=False, metadata={"help": (
+        "Whether to keep redundant reshards instead of removing them")})
 
     def run(self, op: Operation, ctx: PassContext) -> None:
         module = op.parent_op

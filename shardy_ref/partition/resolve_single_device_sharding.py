@@ -4,7 +4,7 @@ all-reduce its tensor results over the global mesh so every device holds them (u
 ``export/resolve_single_device_sharding.cc``)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from shardy_ref.ir.builtin_attrs import DenseElementsAttr
 from shardy_ref.ir.diagnostics import PassError
@@ -113,8 +113,8 @@ class ResolveSingleDeviceShardingPass(Pass):
 
     NAME = "sdy-resolve-single-device-sharding"
     ANCHOR = "func.func"
-    replica_count: int = 1
-    partition_count: int = 1
+    replica_count: int = field(default=1, metadata={"help": "Number of replicas per partition"})
+    partition_count: int = field(default=1, metadata={"help": "Number of partitions per replica"})
 
     def run(self, op: Operation, ctx: PassContext) -> None:
         module = op.parent_op

@@ -3,7 +3,7 @@ of ``propagation-strategy`` (upstream ``transforms/propagation/aggressive_propag
 see https://openxla.org/shardy/sdy_propagation_passes#-sdy-aggressive-propagate)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from shardy_ref.ir.diagnostics import PassError
 from shardy_ref.ir.operation import Operation
@@ -30,7 +30,8 @@ class AggressivePropagationPass(BasicPropagationPass):
     favour of the larger source tensor), the basic one, or basic then aggressive."""
 
     NAME = "sdy-aggressive-propagate"
-    propagation_strategy: str = "aggressive"
+    propagation_strategy: str = field(default="aggressive", metadata={"help": (
+        "Which factor propagation strategy to use: basic, aggressive or basic-then-aggressive")})
 
     def __post_init__(self):
         if self.propagation_strategy not in STRATEGIES:

@@ -12,7 +12,7 @@ those come next. Which op runs first decides conflicts, so the order is upstream
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from shardy_ref.ir.builtin_attrs import ArrayAttr, DictionaryAttr, SymbolRefAttr
 from shardy_ref.ir.diagnostics import PassError
@@ -424,11 +424,17 @@ class BasicPropagationPass(Pass):
     :meth:`propagate`, as upstream's ``*PropagationPassImpl`` classes do."""
 
     NAME = "sdy-basic-propagate"
-    keep_sharding_rules: bool = False
-    module_dump_directory: str = ""
-    conservative_propagation: bool = False
-    debug_sharding_origins: bool = False
-    debug_propagation_edge_sharding: bool = False
+    keep_sharding_rules: bool = field(
+        default=False, metadata={"help": "Whether to keep existing and created op sharding rules"})
+    module_dump_directory: str = field(default="", metadata={"help": (
+        "Where to dump any rewritten modules for debugging; accepted, but nothing is dumped")})
+    conservative_propagation: bool = field(default=False, metadata={"help": (
+        "Whether to disallow split axes and non-divisible sharding axes during propagation")})
+    debug_sharding_origins: bool = field(default=False, metadata={"help": (
+        "Whether to save on the module where each sharding originated (sdy.sharding_origins)")})
+    debug_propagation_edge_sharding: bool = field(default=False, metadata={"help": (
+        "Whether to save from which operand/result each sharding propagated "
+        "(sdy.propagation_edges)")})
 
     def run(self, op: Operation, ctx: PassContext) -> None:
         try:

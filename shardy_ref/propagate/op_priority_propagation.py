@@ -11,7 +11,7 @@ broadcasts forward; everything.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from shardy_ref.ir.operation import Operation
 from shardy_ref.ir.sdy_debug import PropagationDirection
@@ -130,7 +130,8 @@ class OpPriorityPropagationPass(AggressivePropagationPass):
     once with ``run-op-priority-propagation=false``."""
 
     NAME = "sdy-op-priority-propagate"
-    run_op_priority_propagation: bool = True
+    run_op_priority_propagation: bool = field(
+        default=True, metadata={"help": "Whether to run (or skip) op-priority propagation"})
 
     def propagate(self, module: Operation, ctx: PassContext, groups: ShardingGroupMap,
                   direction: GetDirectionToPropagate, factor_propagation=None) -> None:

@@ -7,7 +7,7 @@ function calls (func data-flow edges) and flattening the call graph.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from shardy_ref.partition.exports.export_pipeline import ExportOptions, export_pipeline
 from shardy_ref.pass_manager import PassPipeline, PipelineElement, nested, passes, register_pass
@@ -20,7 +20,9 @@ class PropagationPipeline(PassPipeline):
     pre-processing step for propagation (and followed by the export passes)."""
 
     NAME = "sdy-propagation-pipeline"
-    dedup_functions_fully: bool = False
+    dedup_functions_fully: bool = field(default=False, metadata={"help": (
+        "Whether to dedup functions fully "
+        "(func data-flow edges instead of a flattened call graph)")})
 
     def elements(self) -> list[PipelineElement]:
         dedup = self.dedup_functions_fully

@@ -3,7 +3,8 @@ its one-line description and its options, as ``mlir-opt --help`` lists them.
 
 A pass's description is its ``DESCRIPTION`` if it has one, else the first sentence of its
 class docstring; its options are its dataclass fields (upstream's option names, with ``-``
-for ``_``), each with its type and default.
+for ``_``), each with its type, its description (the field's ``metadata["help"]``, declared
+where the option is) and its default.
 """
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ import importlib
 import inspect
 import re
 import sys
+from typing import NamedTuple
 
-from shardy_ref.pass_manager import PASS_MODULES, PASSES, Pass
+from shardy_ref.pass_manager import PASS_MODULES, PASSES, Pass, option_name
 
 _TYPE_NAMES = {"bool": "<bool>", "int": "<int>", "str": "<string>",
                "tuple[str, ...]": "<string,...>"}
@@ -38,8 +40,17 @@ def description(cls: type[Pass]) -> str:
     return paragraph if end < 0 else paragraph[:end + 1]
 
 
-def pass_options(cls: type[Pass]) -> list[tuple[str, str, str]]:
-    """``(option name, type, default)`` per dataclass field of ``cls``."""
+class PassOption(NamedTuple):
+    """One option of a pass as ``--help`` shows it."""
+
+    name: str  # upstream's spelling: the field's name with ``-`` for ``_``
+    type: str  # ``<bool>``, ``<int>``, ``<string>``, ``<string,...>``
+    default: str  # as the option's value is written; ``""`` when empty
+    help: str  # the field's ``metadata["help"]``: one plain-text line, no final period
+
+
+def pass_options(cls: type[Pass]) -> list[PassOption]:
+    """A :class:`PassOption` per dataclass field of ``cls``."""
     if not dataclasses.is_dataclass(cls):
         return []
     out = []
@@ -47,8 +58,9 @@ def pass_options(cls: type[Pass]) -> list[tuple[str, str, str]]:
         type_name = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", "")
         default = f.default if f.default is not dataclasses.MISSING else (
             f.default_factory() if f.default_factory is not dataclasses.MISSING else "")
-        out.append((f.name.replace("_", "-"), _TYPE_NAMES.get(type_name, f"<{type_name}>"),
-                    _show_default(default)))
+        out.append(PassOption(option_name(f.name),
+                              _TYPE_NAMES.get(type_name, f"<{type_name}>"),
+                              _show_default(default), f.metadata.get("help", "")))
     return out
 
 
@@ -67,7 +79,9 @@ def passes_help() -> str:
         kind = "pipeline" if hasattr(cls, "elements") else "pass"
         text = (description(cls) or kind).replace("``", "'")  # plain text, not RST
         lines.append(f"  -{name:<50} - {text}")
-        for option, type_name, default in pass_options(cls):
-            shown = default or '""'
-            lines.append(f"      -{option + '=' + type_name:<47} - default: {shown}")
+        for option in pass_options(cls):
+            shown = option.default or '""'
+            text = f"{option.help} (default: {shown})".replace("``", "'") if option.help \
+                else f"default: {shown}"
+            lines.append(f"      -{option.name + '=' + option.type:<47} - {text}")
     return "\n".join(lines)

@@ -11,7 +11,7 @@ See https://mlir.llvm.org/docs/Passes/#-canonicalize.
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from shardy_ref.ir.diagnostics import PassError
 from shardy_ref.ir.pattern_match import CANONICALIZATION_PATTERNS, filter_patterns
@@ -38,13 +38,20 @@ class CanonicalizerPass(Pass):
 
     NAME = "canonicalize"
     ANCHOR = "any"
-    top_down: bool = True
-    region_simplify: str = "normal"
-    max_iterations: int = 10
-    max_num_rewrites: int = -1
-    test_convergence: bool = False
-    disable_patterns: tuple[str, ...] = ()
-    enable_patterns: tuple[str, ...] = ()
+    top_down: bool = field(
+        default=True, metadata={"help": "Seed the worklist in general top-down order"})
+    region_simplify: str = field(default="normal", metadata={"help": (
+        "Perform control flow optimizations to the region tree; aggressive runs as normal")})
+    max_iterations: int = field(default=10, metadata={"help": (
+        "Max. iterations between applying patterns / simplifying regions")})
+    max_num_rewrites: int = field(default=-1, metadata={"help": (
+        "Max. number of pattern rewrites within an iteration, -1 for no limit")})
+    test_convergence: bool = field(default=False, metadata={"help": (
+        "Test only: Fail pass on non-convergence to detect cyclic pattern")})
+    disable_patterns: tuple[str, ...] = field(default=(), metadata={"help": (
+        "Labels of patterns that should be filtered out during application")})
+    enable_patterns: tuple[str, ...] = field(default=(), metadata={"help": (
+        "Labels of patterns that should be used during application; all others are filtered out")})
 
     def run(self, op, ctx) -> None:
         config = GreedyRewriteConfig(

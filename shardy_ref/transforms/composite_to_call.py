@@ -5,7 +5,7 @@ https://github.com/openxla/stablehlo/blob/3c9301c116f97fbaf696959a0ede32712aec58
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from shardy_ref.ir.builtin_attrs import SymbolRefAttr
 from shardy_ref.ir.operation import Operation
@@ -20,7 +20,8 @@ class StablehloLegalizeCompositeToCallPass(Pass):
     NAME = "stablehlo-legalize-composite-to-call"
     DESCRIPTION = "Replaces each stablehlo.composite by a call to its decomposition."
     ANCHOR = "func.func"  # upstream runs it on each func.func
-    except_: tuple[str, ...] = ()
+    except_: tuple[str, ...] = field(
+        default=(), metadata={"help": "Names of composites that should not be replaced with calls"})
 
     def run(self, op, ctx) -> None:
         for composite in [o for o in op.walk() if o.name == "stablehlo.composite"]:

@@ -10,7 +10,7 @@ erased (MLIR deletes dead discardable callables). Then the inliner's default pip
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from shardy_ref.ir.operation import Operation
 from shardy_ref.ir.symbols import SymbolTable, is_private, op_symbol_uses, symbol_name
@@ -25,7 +25,8 @@ class InlinerPass(Pass):
 
     NAME = "inline"
     DESCRIPTION = "Inline function calls (MLIR's inliner), then canonicalize."
-    default_pipeline: str = "canonicalize"
+    default_pipeline: str = field(default="canonicalize", metadata={"help": (
+        "The optimizer pass run over the module after inlining (empty: none)")})
 
     def run(self, op: Operation, ctx: PassContext) -> None:
         table = SymbolTable(op)

@@ -6,7 +6,7 @@ localizers of :mod:`.collectives`, :mod:`.computations` and :mod:`.stablehlo_ops
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from shardy_ref.ir.diagnostics import PassError
 from shardy_ref.ir.func_attrs import function_type, set_function_type
@@ -57,11 +57,16 @@ class ConvertGlobalToLocalPass(Pass):
     ``shardy/dialect/sdy/transforms/export/passes.td`` (``ConvertGlobalToLocalPass``)."""
 
     NAME = "sdy-convert-global-to-local"
-    per_dim_all_gather: bool = False
-    combine_multi_dimension_reduce_scatter: bool = False
-    enable_rgv3: bool = False
-    replica_count: int = 1
-    partition_count: int = 1
+    per_dim_all_gather: bool = field(default=False, metadata={"help": (
+        "Keep per-dimension all-gather without combining them into a single all-gather")})
+    combine_multi_dimension_reduce_scatter: bool = field(default=False, metadata={"help": (
+        "Combine multi-dimension reduce-scatter into a single reduce-scatter")})
+    enable_rgv3: bool = field(default=False, metadata={"help": (
+        "Use StableHLO ReplicaGroupV3 (mesh-axes based) for collectives")})
+    replica_count: int = field(
+        default=1, metadata={"help": "Number of replicas (data parallelism)"})
+    partition_count: int = field(
+        default=1, metadata={"help": "Number of partitions (model parallelism)"})
 
     def run(self, op: Operation, ctx: PassContext) -> None:
         if self.replica_count > 1 and self.partition_count > 1:

@@ -9,7 +9,7 @@ debugging output only.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from shardy_ref.pass_manager import (
     PassPipeline,
@@ -25,20 +25,35 @@ from shardy_ref.pass_manager import (
 class ExportOptions:
     """Upstream ``ExportOptions`` (the defaults are upstream's)."""
 
-    replica_count: int = 1
-    partition_count: int = 1
-    dump_directory: str = ""
-    avoid_export_for_partitioning: bool = False
-    enable_insert_explicit_collectives: bool = False
-    remove_all_gather_reduce_scatter_for_cmv1: bool = False
-    enable_per_instruction_partitioning: bool = False
-    per_instruction_partitioning_filter: str = ""
-    keep_sharding_rules: bool = False
-    dump_sharding_origins: bool = False
-    dump_propagation_edges: bool = False
-    avoid_reshards_on_calls: bool = False
-    update_non_divisible_input_output_shardings: bool = True
-    inline_meshes: bool = True
+    replica_count: int = field(
+        default=1, metadata={"help": "Number of replicas (data parallelism)"})
+    partition_count: int = field(
+        default=1, metadata={"help": "Number of partitions (model parallelism)"})
+    dump_directory: str = field(default="", metadata={"help": (
+        "Directory to dump intermediate MLIR modules; accepted, but nothing is dumped")})
+    avoid_export_for_partitioning: bool = field(default=False, metadata={"help": (
+        "Avoid exporting for partitioning, "
+        "so the module can go through another propagation round")})
+    enable_insert_explicit_collectives: bool = field(
+        default=False, metadata={"help": "Enable inserting explicit collective ops during export"})
+    remove_all_gather_reduce_scatter_for_cmv1: bool = field(
+        default=False, metadata={"help": "Remove all-gather and reduce-scatter ops for CMV1"})
+    enable_per_instruction_partitioning: bool = field(default=False, metadata={"help": (
+        "Enable selective per-instruction partitioning and sdy.manual_computation wrapping")})
+    per_instruction_partitioning_filter: str = field(default="", metadata={"help": (
+        "Filter string for selective partitioning "
+        "(e.g. 'dot, pad', 'selectLow=0, selectHigh=10')")})
+    keep_sharding_rules: bool = field(
+        default=False, metadata={"help": "Keep sdy.sharding_rule attrs"})
+    dump_sharding_origins: bool = field(
+        default=False, metadata={"help": "Sink sdy.sharding_origins attr"})
+    dump_propagation_edges: bool = field(
+        default=False, metadata={"help": "Sink sdy.propagation_edges attr"})
+    avoid_reshards_on_calls: bool = field(
+        default=False, metadata={"help": "Avoid inserting explicit reshards/collectives for calls"})
+    update_non_divisible_input_output_shardings: bool = field(
+        default=True, metadata={"help": "Update axes with non-divisible input/output shardings"})
+    inline_meshes: bool = field(default=True, metadata={"help": "Inline meshes in shardings"})
 
 
 def export_pipeline(options) -> list[PipelineElement]:
@@ -85,25 +100,11 @@ def export_pipeline(options) -> list[PipelineElement]:
 
 @register_pass
 @dataclass(frozen=True, slots=True)
-class ExportPipeline(PassPipeline):
+class ExportPipeline(PassPipeline, ExportOptions):
     """Run a sequence of export passes needed as a post-processing step for Shardy
     propagation."""
 
-    NAME = "sdy-export-pipeline"
-    replica_count: int = 1
-    partition_count: int = 1
-    dump_directory: str = ""
-    avoid_export_for_partitioning: bool = False
-    enable_insert_explicit_collectives: bool = False
-    remove_all_gather_reduce_scatter_for_cmv1: bool = False
-    enable_per_instruction_partitioning: bool = False
-    per_instruction_partitioning_filter: str = ""
-    keep_sharding_rules: bool = False
-    dump_sharding_origins: bool = False
-    dump_propagation_edges: bool = False
-    avoid_reshards_on_calls: bool = False
-    update_non_divisible_input_output_shardings: bool = True
-    inline_meshes: bool = True
+    NAME = "sdy-export-pipeline"  # its options are ExportOptions' fields
 
     def elements(self) -> list[PipelineElement]:
         return export_pipeline(self)

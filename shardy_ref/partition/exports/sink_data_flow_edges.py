@@ -10,7 +10,7 @@ sharding, owners without one get a fully open sharding on the same mesh.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from shardy_ref.ir.operation import Operation, Value
 from shardy_ref.ir.sdy_sharding import TensorSharding, TensorShardingPerValue
@@ -68,8 +68,11 @@ class SinkDataFlowEdgesPass(Pass):
 
     NAME = "sdy-sink-data-flow-edges"
     ANCHOR = "func.func"
-    sink_debug_sharding_origins: bool = False
-    sink_debug_propagation_edge_sharding: bool = False
+    sink_debug_sharding_origins: bool = field(default=False, metadata={"help": (
+        "Whether to sink the debug sharding origins info (see debug-sharding-origins)")})
+    sink_debug_propagation_edge_sharding: bool = field(default=False, metadata={"help": (
+        "Whether to sink the debug propagation edge sharding info (see "
+        "debug-propagation-edge-sharding)")})
 
     def run(self, op: Operation, ctx: PassContext) -> None:
         # pre-order: a data-flow op comes before its edges (users or in its regions)

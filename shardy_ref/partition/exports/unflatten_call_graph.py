@@ -6,7 +6,7 @@ https://openxla.org/shardy/sdy_export_passes#-sdy-unflatten-call-graph). The now
 copies are left for ``symbol-dce``."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from shardy_ref.ir.builtin_attrs import SymbolRefAttr
 from shardy_ref.ir.operation import Operation
@@ -66,7 +66,8 @@ class UnflattenCallGraphPass(Pass):
     """Deduplicates the functions that flattening the call graph cloned."""
 
     NAME = "sdy-unflatten-call-graph"
-    dedup_functions_fully: bool = False
+    dedup_functions_fully: bool = field(default=False, metadata={"help": (
+        "Dedup functions of the same origin whatever their shardings (else only equal ones)")})
 
     def run(self, op: Operation, ctx: PassContext) -> None:
         table = SymbolTable(op)

@@ -11,7 +11,7 @@ do not tile the input (:mod:`.convolution`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from shardy_ref.ir.op_traits import is_terminator
 from shardy_ref.ir.operation import Operation
@@ -87,9 +87,12 @@ class ResolvePermutationFactorsPass(Pass):
     """Resolves shardings along permutation factors by halo exchange or replication."""
 
     NAME = "sdy-resolve-permutation-factors"
-    enable_halo_exchange: bool = True
-    replica_count: int = 1
-    partition_count: int = 1
+    enable_halo_exchange: bool = field(
+        default=True, metadata={"help": "Implement halo exchange logic for windowed operations"})
+    replica_count: int = field(
+        default=1, metadata={"help": "Number of replicas (data parallelism)"})
+    partition_count: int = field(
+        default=1, metadata={"help": "Number of partitions (model parallelism)"})
 
     def run(self, op: Operation, ctx: PassContext) -> None:
         table = SymbolTable(op)

@@ -16,7 +16,7 @@ the module then gets ``sdy.data_flow_edge``s on its block arguments and results,
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from shardy_ref.ir.builtin_attrs import StringAttr
 from shardy_ref.ir.func_attrs import function_type, get_arg_attr
@@ -137,7 +137,8 @@ class ImportFuncCallsPass(Pass):
 
     NAME = "sdy-import-func-calls"
 
-    add_data_flow_edges_on_named_computations: bool = True
+    add_data_flow_edges_on_named_computations: bool = field(
+        default=True, metadata={"help": "Whether to add data flow edges on named computations"})
 
     def run(self, op: Operation, ctx: PassContext) -> None:
         table = SymbolTable(op)

@@ -12,7 +12,7 @@ pipeline has no option for either.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from shardy_ref.pass_manager import PassPipeline, PipelineElement, passes, register_pass
 
@@ -21,7 +21,8 @@ from shardy_ref.pass_manager import PassPipeline, PipelineElement, passes, regis
 @dataclass(frozen=True, slots=True)
 class ImportPipeline(PassPipeline):
     NAME = "sdy-import-pipeline"
-    dedup_functions_fully: bool = False
+    dedup_functions_fully: bool = field(default=False, metadata={"help": (
+        "Whether to dedup functions fully (also applies sharding constraints and groups)")})
 
     def elements(self) -> list[PipelineElement]:
         pipeline = passes(

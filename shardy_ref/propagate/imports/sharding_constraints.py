@@ -18,7 +18,7 @@ the constraint's unreduced axes are set on the input, since unreduced axes don't
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from shardy_ref.ir.operation import BlockArgument, Operation, Value
 from shardy_ref.ir.sdy_rules import DimMapping, OpShardingRule, TensorMapping
@@ -234,8 +234,12 @@ class ApplyShardingConstraintsPass(Pass):
     """
 
     NAME = "sdy-apply-sharding-constraints"
-    debug_sharding_origins: bool = False
-    debug_propagation_edge_sharding: bool = False
+    debug_sharding_origins: bool = field(default=False, metadata={"help": (
+        "Whether to compute the debug origin shardings for constraints "
+        "(see propagation's option)")})
+    debug_propagation_edge_sharding: bool = field(default=False, metadata={"help": (
+        "Whether to compute the debug propagation edges for constraints "
+        "(see propagation's option)")})
 
     def run(self, op: Operation, ctx) -> None:
         debug = create_handler(op, self.debug_sharding_origins,

@@ -8,7 +8,7 @@ Ops are visited post-order, like MLIR's ``walk``; an op that already has a
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from shardy_ref.ir.operation import Operation
 from shardy_ref.pass_manager import Pass, PassContext, register_pass
@@ -24,7 +24,8 @@ class PopulateOpShardingRulesPass(Pass):
 
     NAME = "sdy-populate-op-sharding-rules"
     ANCHOR = "func.func"
-    conservative_propagation: bool = False
+    conservative_propagation: bool = field(default=False, metadata={"help": (
+        "Whether to disallow rules that can propagate non-divisible sharding axes")})
 
     def run(self, op: Operation, ctx: PassContext) -> None:
         for nested in list(op.walk(post_order=True)):
