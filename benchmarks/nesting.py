@@ -8,24 +8,16 @@ work linear in the depth, 100 for quadratic.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
-T = "tensor<8xf32>"
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
-
-def case_nest(depth: int) -> str:
-    """``depth`` cases, each branch 1 holding the next; the innermost adds one."""
-    lines = [f"func.func @main(%arg0: tensor<i32>, %arg1: {T}) -> {T} {{"]
-    for k in range(depth):
-        lines += [f'  %r{k} = "stablehlo.case"(%arg0) ({{', f"    stablehlo.return %arg1 : {T}",
-                  "  }, {"]
-    lines.append(f"  %t = stablehlo.add %arg1, %arg1 : {T}")
-    for k in reversed(range(depth)):
-        lines += [f"  stablehlo.return {f'%r{k + 1}' if k + 1 < depth else '%t'} : {T}",
-                  f"  }}) : (tensor<i32>) -> {T}"]
-    return "\n".join([*lines, f"  return %r0 : {T}", "}", ""])
+from tests.nesting_programs import case_nest  # noqa: E402
 
 
 def seconds(depth: int, repeat: int) -> float:
@@ -34,7 +26,7 @@ def seconds(depth: int, repeat: int) -> float:
     from shardy_ref.execute import run
     from shardy_ref.parser import parse_module
 
-    module = parse_module(case_nest(depth))
+    module = parse_module(case_nest(depth, sdy=False))
     args = [np.array(1, np.int32), np.arange(8, dtype=np.float32)]
     best = float("inf")
     for _ in range(repeat):

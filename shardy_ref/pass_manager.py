@@ -186,9 +186,12 @@ def _convert(name: str, key: str, value: str | None, annotation) -> object:
         pass
     elif annotation is int or annotation == "int":
         try:
-            return int(value)
+            number = int(value)
         except ValueError:
             pass
+        else:
+            if -2**63 <= number < 2**63:  # MLIR's integer options hold 64 bits at most
+                return number
     elif annotation is str or annotation == "str":
         return value
     elif origin is tuple or (isinstance(annotation, str) and annotation.startswith("tuple")):

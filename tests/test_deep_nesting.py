@@ -2,7 +2,8 @@
 printer, the passes or the interpreter. The library's walks and name resolution are
 iterative; the command lines run on a deep stack (shardy_ref/tools/stack.py); past
 ``MAX_NESTING`` levels the parser gives a located error (``sdy_opt`` itself crashes on 3000
-nested ``stablehlo.case`` ops)."""
+nested ``stablehlo.case`` ops). Every command line on 3000 levels (1001 for the ones that
+propagate): ``tests/test_cli_misuse_table.py``."""
 from __future__ import annotations
 
 import pytest
@@ -11,63 +12,10 @@ from shardy_ref.ir.diagnostics import ParseError
 from shardy_ref.ir.operation import Block, Operation, Region
 from shardy_ref.parser import parse_module, reader
 from shardy_ref.tools import opt, translate
+from tests.nesting_programs import NESTS, case_nest, named_computation_nest, while_nest
 
-T = "tensor<8xf32>"
-MESH = 'sdy.mesh @mesh = <["x"=2]>\n'
 DEPTH = 300  # past what the printer managed on Python's default stack
 SLOW_DEPTH = 60  # for the propagation and per-device pipelines and the interpreter
-
-
-def while_nest(depth: int, sdy: bool = True) -> str:
-    """``depth`` stablehlo.while ops, each in the body of the previous; each runs once."""
-    if sdy:
-        lines = [MESH + "func.func @main(%arg0: tensor<i32> {sdy.sharding = "
-                 "#sdy.sharding<@mesh, []>}) -> tensor<i32> {"]
-    else:
-        lines = ["func.func @main() -> tensor<i32> {",
-                 "  %arg0 = stablehlo.constant dense<5> : tensor<i32>"]
-    lines += ["  %zero = stablehlo.constant dense<0> : tensor<i32>",
-              "  %one = stablehlo.constant dense<1> : tensor<i32>"]
-    for k in range(depth):
-        lines += [f"  %w{k} = stablehlo.while(%i{k} = %zero) : tensor<i32>", "  cond {",
-                  f"    %c{k} = stablehlo.compare LT, %i{k}, %one : "
-                  "(tensor<i32>, tensor<i32>) -> tensor<i1>",
-                  f"    stablehlo.return %c{k} : tensor<i1>", "  } do {"]
-    lines.append("  %inner = stablehlo.add %arg0, %one : tensor<i32>")
-    for k in reversed(range(depth)):
-        inner = f"%w{k + 1}" if k + 1 < depth else "%inner"
-        lines += [f"    %n{k} = stablehlo.add %i{k}, {inner} : tensor<i32>",
-                  f"    stablehlo.return %n{k} : tensor<i32>", "  }"]
-    return "\n".join([*lines, "  return %w0 : tensor<i32>", "}", ""])
-
-
-def named_computation_nest(depth: int) -> str:
-    lines = [MESH + f'func.func @main(%arg0: {T} {{sdy.sharding = #sdy.sharding<@mesh, '
-             f'[{{"x"}}]>}}) -> {T} {{']
-    for k in range(depth):
-        lines.append(f'  %r{k} = sdy.named_computation<"n{k}">({f"%a{k - 1}" if k else "%arg0"})'
-                     f" (%a{k}: {T}) {{")
-    lines.append(f"  %t = stablehlo.tanh %a{depth - 1} : {T}")
-    for k in reversed(range(depth)):
-        lines += [f"  sdy.return {f'%r{k + 1}' if k + 1 < depth else '%t'} : {T}",
-                  f"  }} : ({T}) -> {T}"]
-    return "\n".join([*lines, f"  return %r0 : {T}", "}", ""])
-
-
-def case_nest(depth: int) -> str:
-    lines = [MESH + f'func.func @main(%arg0: tensor<i32>, %arg1: {T} {{sdy.sharding = '
-             f'#sdy.sharding<@mesh, [{{"x"}}]>}}) -> {T} {{']
-    for k in range(depth):
-        lines += [f'  %r{k} = "stablehlo.case"(%arg0) ({{', f"    stablehlo.return %arg1 : {T}",
-                  "  }, {"]
-    lines.append(f"  %t = stablehlo.tanh %arg1 : {T}")
-    for k in reversed(range(depth)):
-        lines += [f"  stablehlo.return {f'%r{k + 1}' if k + 1 < depth else '%t'} : {T}",
-                  f"  }}) : (tensor<i32>) -> {T}"]
-    return "\n".join([*lines, f"  return %r0 : {T}", "}", ""])
-
-
-NESTS = {"named_computation": named_computation_nest, "case": case_nest}
 
 
 def chain(depth: int) -> Operation:
@@ -136,22 +84,6 @@ def test_interpreter_runs_a_deep_while_nest(tmp_path, capsys):
     path.write_text(while_nest(SLOW_DEPTH, sdy=False))
     assert translate.main(["--interpret", str(path)]) == 0
     assert capsys.readouterr().out == "tensor<i32> {6}\n"  # 5 + 1, passed up unchanged
-
-
-@pytest.mark.parametrize(("command", "depth"), [
-    ("check", 300), ("run", 300), ("explain", 500), ("print", 1000), ("show", 1000)])
-def test_every_command_runs_deep_modules(tmp_path, capsys, command, depth):
-    """The README promises deep nesting for the commands, not just for shardy-ref-opt: each
-    runs its work on the deep stack (``check``/``run`` at 200 levels and ``explain``,
-    ``print`` at 1000 used to end in a RecursionError)."""
-    from shardy_ref.tools import cli
-
-    path = tmp_path / "deep.mlir"
-    path.write_text(case_nest(depth))
-    extra = ["--quiet"] if command in ("check", "run") else []
-    assert cli.main([command, str(path), *extra]) == 0
-    err = capsys.readouterr().err
-    assert "internal error" not in err and "Recursion" not in err
 
 
 def test_interpreter_work_is_linear_in_depth(monkeypatch):

@@ -165,3 +165,9 @@ def test_unimplemented_pass_module_is_a_pass_error():
             make_pass("test-missing")
     finally:
         del PASS_MODULES["test-missing"]
+
+
+def test_an_integer_option_must_fit_64_bits():
+    assert make_pass("canonicalize", f"max-iterations={2**63 - 1}").max_iterations == 2**63 - 1
+    with pytest.raises(PassError, match="invalid value '9223372036854775808'"):
+        make_pass("canonicalize", f"max-iterations={2**63}")

@@ -98,14 +98,16 @@ _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", '"': '"'}
 
 
 def unquote(token: str) -> str:
-    """The value of a string literal token, escapes (``\\n``, ``\\22``) decoded."""
+    """The value of a string literal token, escapes (``\\n``, ``\\22``) decoded; bytes of
+    the input that are not UTF-8 (lone surrogates, :mod:`shardy_ref.tools.source`) are
+    kept as they were."""
     body = token[1:-1]
     if "\\" not in body:
         return body
     raw = bytearray()
     pos = 0
     for m in _ESCAPE.finditer(body):
-        raw += body[pos:m.start()].encode("utf-8")
+        raw += body[pos:m.start()].encode("utf-8", "surrogateescape")
         if m.group(1):
             raw.append(int(m.group(1), 16))
         elif m.group(2) in _SIMPLE_ESCAPES:
@@ -113,7 +115,7 @@ def unquote(token: str) -> str:
         else:
             raise LiteralError("unknown escape in string literal", 1 + m.start())
         pos = m.end()
-    raw += body[pos:].encode("utf-8")
+    raw += body[pos:].encode("utf-8", "surrogateescape")
     return raw.decode("utf-8", "surrogateescape")
 
 

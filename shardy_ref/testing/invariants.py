@@ -365,7 +365,7 @@ def collective_algebra(text: str, *, subject: Subject = REFERENCE) -> None:
         return
     mesh_op = mesh_ops[0]
     mesh, mesh_name = mesh_op.attributes["mesh"], mesh_op.attributes["sym_name"].value
-    rng = random.Random(text)
+    rng = random.Random(text.encode("utf-8", "surrogateescape"))  # a comment may hold any byte
     for arg in _main(module).regions[0].blocks[0].args:
         shape = tuple(arg.type.shape)
         sharding = _closed(get_sharding(arg), mesh_name, len(shape))

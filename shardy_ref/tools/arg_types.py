@@ -33,3 +33,19 @@ def non_negative_float(text: str) -> float:
 
 def percentage(text: str) -> float:
     return _number(text, float, "a percentage 0 .. 100", 0, 100)
+
+
+_SCALES = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+
+def byte_size(text: str) -> int:
+    """A number of bytes >= 0, with an optional suffix K, M or G (``1.5G``)."""
+    scale = _SCALES.get(text[-1:].upper(), 1)
+    try:
+        number = float(text[:-1] if scale > 1 else text) * scale
+    except ValueError:
+        number = math.nan
+    if not (math.isfinite(number) and number >= 0):  # inf, nan, 1e300G, -1
+        raise argparse.ArgumentTypeError(f"expected a size in bytes >= 0 (suffixes K, M, "
+                                         f"G), got {text!r}")
+    return int(number)

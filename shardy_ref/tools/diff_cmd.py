@@ -123,7 +123,7 @@ def _parse_theirs(text: str) -> Run:
 def _invoke(tool: list[str], text: str, pipeline: str, workdir: str, split: bool):
     """Run the tool on ``text``: its CompletedProcess, or the OSError/timeout raised."""
     path = os.path.join(workdir, "input.mlir")
-    Path(path).write_text(text, encoding="utf-8")
+    Path(path).write_text(text, encoding="utf-8", errors="surrogateescape")  # bytes as read
     argv = [*tool, path, f"--pass-pipeline={pipeline}", *(["-split-input-file"] * split)]
     try:
         return subprocess.run(argv, capture_output=True, text=True, errors="replace",
@@ -240,7 +240,6 @@ class Session:
                      note: str = "") -> Path:
         """Write ``NAME.mlir`` (the seed or the input file's stem): a header with the
         outcome, both shardings and a repro command, then the program."""
-        self.save.mkdir(parents=True, exist_ok=True)
         path = self.save / f"{name}.mlir"
         quoted = shlex.quote(f"--pass-pipeline={self.pipeline}")
         target = shlex.quote(str(path))
@@ -254,7 +253,12 @@ class Session:
             header += [f"// {line}" for line in verdict.detail.splitlines()[:5]]
         header.append(f"// repro: diff <(shardy-ref-opt {target} {quoted}) "
                       f"<({self.tool_text} {target} {quoted})")
-        path.write_text("\n".join(header) + "\n" + text, encoding="utf-8")
+        try:
+            self.save.mkdir(parents=True, exist_ok=True)
+            path.write_text("\n".join(header) + "\n" + text, encoding="utf-8",
+                            errors="surrogateescape")
+        except OSError as e:
+            raise CannotSave(f"cannot write {path}: {e.strerror}") from None
         return path
 
 
@@ -308,7 +312,10 @@ def _text(source, features=None) -> str:
 
 
 def main(argv: list[str]) -> int:
-    opts = _parser().parse_args(argv)
+    parser = _parser()
+    opts = parser.parse_args(argv)
+    if os.path.exists(opts.save) and not os.path.isdir(opts.save):
+        parser.error(f"argument --save: {opts.save} is not a directory")
     from shardy_ref.testing.program_features import Features
 
     try:
@@ -329,10 +336,17 @@ def main(argv: list[str]) -> int:
         sys.stderr.write(f"shardy-ref diff: --tool: cannot run {opts.tool!r}: {e}; "
                          "nothing was compared\n")
         return 2
+    except CannotSave as e:
+        sys.stderr.write(f"shardy-ref diff: --save: {e}\n")
+        return 1
 
 
 class ToolCannotRun(Exception):
     """The other tool could not be started (or timed out): no verdict can be counted."""
+
+
+class CannotSave(Exception):
+    """A program could not be written to ``--save DIR``."""
 
 
 def _compare_all(opts, programs: list, features, tool: list[str]) -> int:

@@ -66,7 +66,10 @@ class Outcome:
 
 
 def main(argv: list[str]) -> int:
-    opts = _parser().parse_args(argv)
+    parser = _parser()
+    opts = parser.parse_args(argv)
+    if Path(opts.save).exists() and not Path(opts.save).is_dir():
+        parser.error(f"argument --save: {opts.save} is not a directory")
     run_asked = opts.invariant or opts.examples is not None
     opts.examples = 100 if opts.examples is None else opts.examples
     names = opts.invariant or list(INVARIANTS)
@@ -87,7 +90,10 @@ def main(argv: list[str]) -> int:
     print_coverage(sys.stdout, outcomes, features, full=opts.stats)
     failed = [o for o in outcomes if o.message is not None]
     for o in failed:
-        path = save_counterexample(Path(opts.save), o, opts.seed)
+        try:
+            path = save_counterexample(Path(opts.save), o, opts.seed)
+        except OSError as e:
+            path = f"not saved: cannot write to {opts.save}: {e.strerror}"
         print(f"{o.name}: FAILED: {o.message.splitlines()[0]}\n  counterexample: {path}")
     return 1 if failed else 0
 
@@ -269,21 +275,45 @@ def _run_parallel(names, examples: int, seed: int, jobs: int, report,
     import queue as queue_module
     from concurrent.futures import ProcessPoolExecutor
 
-    with multiprocessing.Manager() as manager, ProcessPoolExecutor(jobs) as pool:
+    with multiprocessing.Manager() as manager, \
+            ProcessPoolExecutor(jobs, initializer=_ignore_ctrl_c) as pool:
         progress = manager.Queue()
-        futures = {pool.submit(_worker, n, examples, seed, progress, features): n
-                   for n in names}
-        pending, outcomes = set(futures), {}
-        while pending:
-            try:
-                report.advance(progress.get(timeout=0.1))
-            except queue_module.Empty:
-                pass
-            for f in [f for f in pending if f.done()]:
-                pending.discard(f)
-                outcomes[futures[f]] = f.result()
-                report.finish(outcomes[futures[f]])
+        try:
+            futures = {pool.submit(_worker, n, examples, seed, progress, features): n
+                       for n in names}
+            pending, outcomes = set(futures), {}
+            while pending:
+                try:
+                    report.advance(progress.get(timeout=0.1))
+                except queue_module.Empty:
+                    pass
+                for f in [f for f in pending if f.done()]:
+                    pending.discard(f)
+                    outcomes[futures[f]] = f.result()
+                    report.finish(outcomes[futures[f]])
+        except BaseException:  # Ctrl-C: stop the workers now, not after their invariants
+            _stop_workers(pool)
+            raise
         return [outcomes[n] for n in names]
+
+
+def _ignore_ctrl_c() -> None:
+    """In a worker: Ctrl-C, sent to the whole process group, is the parent's to handle
+    (a worker would print its traceback and take the next invariant)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _stop_workers(pool) -> None:
+    """Terminate ``pool``'s processes and drop the invariants not started."""
+    terminate = getattr(pool, "terminate_workers", None)  # Python 3.14
+    if terminate is not None:
+        terminate()
+        return
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        process.terminate()
+    pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _worker(name: str, examples: int, seed: int, progress, features=None) -> Outcome:

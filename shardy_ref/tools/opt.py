@@ -362,16 +362,18 @@ def cli_main(prog: str, parse, run_, argv: list[str] | None) -> int:
     """A command line's ``main``: parse flags (a usage error exits 1 with ``prog:``
     before it), run, and turn a closed pipe or Ctrl-C into an exit status, and any other
     Python exception into an internal-error report (exit 70)."""
-    from shardy_ref.ir.location import Location
-    from shardy_ref.tools.stack import run_with_deep_stack
+    try:  # Ctrl-C while the imports run is an interrupt too, not a traceback
+        from shardy_ref.ir.location import Location
+        from shardy_ref.tools.stack import run_with_deep_stack
 
-    try:
         opts = parse(sys.argv[1:] if argv is None else argv)
     except UsageError as e:
         sys.stderr.write(f"{prog}: {e}\n")
         return 1
     except BrokenPipeError:  # --help or --list-passes into a pipe that closed early
         return 1
+    except KeyboardInterrupt:
+        return 130
     try:
         return run_with_deep_stack(lambda: run_(opts))
     except BrokenPipeError:

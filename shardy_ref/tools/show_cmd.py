@@ -176,7 +176,8 @@ def _entry(module, function: str | None):
     name = function or "main"
     if name not in funcs:
         known = ", ".join(f"@{f}" for f in funcs) or "none"
-        raise CommandError(f"no function @{name} in the module (functions: {known})")
+        raise ShardyRefError(module.location, f"no function @{name} in the module "
+                             f"(functions: {known})")
     return funcs[name]
 
 

@@ -27,7 +27,12 @@ import numpy as np
 
 from shardy_ref.backends.jax_runtime import BackendError
 from shardy_ref.ir.diagnostics import ShardyRefError
-from shardy_ref.tools.arg_types import non_negative_float, non_negative_int, positive_int
+from shardy_ref.tools.arg_types import (
+    byte_size,
+    non_negative_float,
+    non_negative_int,
+    positive_int,
+)
 
 COMMANDS = ("run", "check")
 BACKENDS = ("numpy", "xla")
@@ -47,7 +52,7 @@ def _parser(command: str) -> argparse.ArgumentParser:
                    "shapes); default: seeded random inputs")
     p.add_argument("--seed", type=non_negative_int, default=0, help="seed of the random inputs (0)")
     p.add_argument("--function", default="main", help="the entry function (main)")
-    p.add_argument("--memory-budget", type=_size, metavar="BYTES",
+    p.add_argument("--memory-budget", type=byte_size, metavar="BYTES",
                    help="refuse a run that needs more (default: half the available "
                    "memory); suffixes K, M, G")
     p.add_argument("--devices-from-mesh", action="store_true", help="lay out the mesh's "
@@ -75,14 +80,6 @@ def _parser(command: str) -> argparse.ArgumentParser:
         p.add_argument("--atol", type=non_negative_float, default=1e-5,
                        help="absolute tolerance (1e-5)")
     return p
-
-
-def _size(text: str) -> int:
-    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:].upper(), 1)
-    try:
-        return int(float(text[:-1] if scale > 1 else text) * scale)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a size: {text!r}") from None
 
 
 def main(command: str, argv: list[str]) -> int:
