@@ -330,8 +330,11 @@ def _env() -> dict:
     return env
 
 
+# The depth column (1001-3000 nested regions, 2-15 s each) is `slow`: CI runs it, the
+# README's quick subset leaves it out.
 PARAMS = [pytest.param(command, case,
-                       id=f"{command.split()[-1].removeprefix('shardy-ref-')}-{case}")
+                       id=f"{command.split()[-1].removeprefix('shardy-ref-')}-{case}",
+                       marks=[pytest.mark.slow] if case == "depth" else [])
           for command, row in TABLE.items() for case, entry in row.items()
           if isinstance(entry, Cell)]
 
