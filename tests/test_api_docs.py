@@ -29,6 +29,7 @@ def _page(out: Path, module: str) -> Path:
     return out.joinpath(*module.split(".")).with_suffix(".html")
 
 
+@pytest.mark.slow  # pdoc renders ~140 pages: ~11 s
 def test_api_reference_builds(tmp_path):
     out = tmp_path / "api"
     done = subprocess.run(

@@ -90,6 +90,7 @@ def test_bad_counts_are_usage_errors(argv, capsys):
     assert f"argument {argv[0]}: expected an integer >= 1, got '0'" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # draws programs of every op kind: ~15 s
 def test_a_run_reports_how_often_each_op_kind_was_drawn(capsys):
     from shardy_ref.testing.program_catalog import KIND_NAMES
 

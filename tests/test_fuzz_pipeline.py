@@ -31,6 +31,7 @@ class _Draws:
         return seq[self.randint(0, len(seq) - 1)]
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(2000, 100_000), database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(st.data())

@@ -63,6 +63,7 @@ def _run(args, **kwargs) -> subprocess.CompletedProcess:
     return done
 
 
+@pytest.mark.slow  # builds and installs a wheel: ~6 s
 def test_wheel_installs_and_runs_outside_the_checkout(tmp_path):
     if reason := _why_no_offline_build():
         pytest.skip(f"cannot build the wheel offline: {reason}")
