@@ -122,3 +122,24 @@ def test_ir_dumps_use_the_printing_flags(func_file, capsys):
                           "--mlir-print-debuginfo", "--mlir-print-local-scope")
     assert status == 0
     assert 'loc("model.py":7:3)' in err
+
+
+@pytest.mark.parametrize("flag", ["--mlir-print-debuginfo", "--mlir-timing",
+                                  "--no-implicit-module"])
+def test_boolean_flags_take_llvm_values(func_file, capsys, flag):
+    _, plain, _ = _run(capsys, func_file)
+    _, off, _ = _run(capsys, func_file, f"{flag}=false")
+    assert off == plain
+    _, on, _ = _run(capsys, func_file, f"{flag}=1")
+    assert on == _run(capsys, func_file, flag)[1] != plain or flag == "--mlir-timing"
+    status, _, err = _run(capsys, func_file, f"{flag}=maybe")
+    assert status == 1
+    assert f"for the {flag} option: 'maybe' value invalid for boolean argument!" in err
+
+
+def test_a_cycle_of_location_aliases_is_an_error(tmp_path, capsys):
+    path = tmp_path / "cycle.mlir"
+    path.write_text('#a = loc(#b)\n#b = loc(#a)\nfunc.func @f() {\n  return loc(#a)\n}\n')
+    status, out, err = _run(capsys, path, "--mlir-print-debuginfo")
+    assert status == 1 and out == ""
+    assert "error: undefined symbol alias id" in err

@@ -15,7 +15,7 @@ from lark import Token, Transformer
 
 from shardy_ref.ir import builtin_attrs as ba
 from shardy_ref.ir.diagnostics import Diagnostic, ParseError
-from shardy_ref.ir.location import FileLineColLoc, Location, UnknownLoc
+from shardy_ref.ir.location import FileLineColLoc, Location
 from shardy_ref.ir.opdefs import op_def
 from shardy_ref.ir.operation import Block, Operation, Region
 from shardy_ref.ir.types import (
@@ -179,8 +179,10 @@ class CoreBuilder(Transformer):
         def alias(name: str):
             if name not in resolved:
                 tok = self.loc_aliases[name]
-                resolved[name] = UnknownLoc()  # a self-referencing alias ends here
+                resolved[name] = None  # being resolved: a cycle back to it is undefined
                 resolved[name] = self.location_of(tok, alias)
+            if resolved[name] is None:
+                raise KeyError(name)
             return resolved[name]
 
         for op, tok in self.op_locs:

@@ -85,6 +85,16 @@ def _unquote(value: str) -> str:
     return value
 
 
+def _boolean(flag: str, value: str) -> bool:
+    """``--flag``, ``--flag=true`` or ``--flag=false`` (llvm::cl's boolean values)."""
+    if value.lower() in ("", "true", "1"):
+        return True
+    if value.lower() in ("false", "0"):
+        return False
+    raise UsageError(f"for the --{flag} option: '{value}' value invalid for boolean argument! "
+                     f"Try 0 or 1")
+
+
 def parse_args(argv: list[str]) -> Options:
     from shardy_ref.pass_manager import PASS_MODULES
 
@@ -135,9 +145,9 @@ def parse_args(argv: list[str]) -> Options:
         elif name.startswith("mlir-print-ir-") and name[len("mlir-print-ir-"):] in _PRINT_IR:
             opts.print_ir.add(name[len("mlir-print-ir-"):])
         elif name in _BOOLEAN_FLAGS:
-            setattr(opts, _BOOLEAN_FLAGS[name], True)
+            setattr(opts, _BOOLEAN_FLAGS[name], _boolean(name, value if eq else "true"))
         elif name == "no-implicit-module":
-            opts.implicit_module = False
+            opts.implicit_module = not _boolean(name, value if eq else "true")
         elif name == _ELIDE:
             if not eq and i < len(argv):
                 value, i = argv[i], i + 1
