@@ -41,6 +41,7 @@ from shardy_ref.ir.value_sharding import (
     set_sharding,
 )
 from shardy_ref.ir.verify import verify_module
+from shardy_ref.partition.device_counts import partition_count_option, replica_count_option
 from shardy_ref.partition.lowering import Builder, zero_attr
 from shardy_ref.partition.single_device import global_mesh_name
 from shardy_ref.pass_manager import (
@@ -390,10 +391,8 @@ class PerInstructionPartitioningPass(Pass):
         "'selectLow=0, selectHigh=10'")})
     enable_halo_exchange: bool = field(default=True, metadata={"help": (
         "Implement halo exchange logic for windowed operations inside the sub-pipeline")})
-    replica_count: int = field(
-        default=1, metadata={"help": "Number of replicas (data parallelism)"})
-    partition_count: int = field(
-        default=1, metadata={"help": "Number of partitions (model parallelism)"})
+    replica_count: int = replica_count_option()
+    partition_count: int = partition_count_option()
 
     def run(self, op: Operation, ctx: PassContext) -> None:
         for target in select_ops(op, FilterConfig.parse(self.filter)):

@@ -20,6 +20,7 @@ from shardy_ref.partition.convert_global_to_local import (  # noqa: F401 (they r
     stablehlo_ops,
 )
 from shardy_ref.partition.convert_global_to_local.state import ConversionState, Options
+from shardy_ref.partition.device_counts import partition_count_option, replica_count_option
 from shardy_ref.pass_manager import Pass, PassContext, register_pass
 
 
@@ -63,10 +64,8 @@ class ConvertGlobalToLocalPass(Pass):
         "Combine multi-dimension reduce-scatter into a single reduce-scatter")})
     enable_rgv3: bool = field(default=False, metadata={"help": (
         "Use StableHLO ReplicaGroupV3 (mesh-axes based) for collectives")})
-    replica_count: int = field(
-        default=1, metadata={"help": "Number of replicas (data parallelism)"})
-    partition_count: int = field(
-        default=1, metadata={"help": "Number of partitions (model parallelism)"})
+    replica_count: int = replica_count_option()
+    partition_count: int = partition_count_option()
 
     def run(self, op: Operation, ctx: PassContext) -> None:
         if self.replica_count > 1 and self.partition_count > 1:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
+from shardy_ref.partition.device_counts import partition_count_option, replica_count_option
 from shardy_ref.pass_manager import (
     PassPipeline,
     PipelineElement,
@@ -25,10 +26,8 @@ from shardy_ref.pass_manager import (
 class ExportOptions:
     """Upstream ``ExportOptions`` (the defaults are upstream's)."""
 
-    replica_count: int = field(
-        default=1, metadata={"help": "Number of replicas (data parallelism)"})
-    partition_count: int = field(
-        default=1, metadata={"help": "Number of partitions (model parallelism)"})
+    replica_count: int = replica_count_option()
+    partition_count: int = partition_count_option()
     dump_directory: str = field(default="", metadata={"help": (
         "Directory to dump intermediate MLIR modules; accepted, but nothing is dumped")})
     avoid_export_for_partitioning: bool = field(default=False, metadata={"help": (

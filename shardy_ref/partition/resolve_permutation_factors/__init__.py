@@ -17,6 +17,7 @@ from shardy_ref.ir.op_traits import is_terminator
 from shardy_ref.ir.operation import Operation
 from shardy_ref.ir.stablehlo_attrs import ChannelHandle
 from shardy_ref.ir.symbols import SymbolTable
+from shardy_ref.partition.device_counts import partition_count_option, replica_count_option
 from shardy_ref.partition.resolve_permutation_factors.convolution import handle_convolution
 from shardy_ref.partition.resolve_permutation_factors.emit import State
 from shardy_ref.partition.resolve_permutation_factors.pad_slice import handle_pad, handle_slice
@@ -89,10 +90,8 @@ class ResolvePermutationFactorsPass(Pass):
     NAME = "sdy-resolve-permutation-factors"
     enable_halo_exchange: bool = field(
         default=True, metadata={"help": "Implement halo exchange logic for windowed operations"})
-    replica_count: int = field(
-        default=1, metadata={"help": "Number of replicas (data parallelism)"})
-    partition_count: int = field(
-        default=1, metadata={"help": "Number of partitions (model parallelism)"})
+    replica_count: int = replica_count_option()
+    partition_count: int = partition_count_option()
 
     def run(self, op: Operation, ctx: PassContext) -> None:
         table = SymbolTable(op)
