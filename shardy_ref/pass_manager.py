@@ -25,10 +25,17 @@ from shardy_ref.ir.location import UNKNOWN_LOC
 from shardy_ref.ir.operation import Operation
 from shardy_ref.ir.symbols import symbols_fixed
 
-# upstream pass name -> module defining it (filled in as passes are implemented)
-_IMPORTS = "shardy_ref.propagate.imports."
-_EXPORTS = "shardy_ref.partition.exports."
-_PARTITION = "shardy_ref.partition."
+_IMPORT = "shardy_ref.propagate.import_."  # upstream transforms/import
+_EXPORT = "shardy_ref.partition.export."  # upstream transforms/export
+
+
+def _by_name(package: str, *names: str) -> dict[str, str]:
+    """``sdy-foo-bar`` defined in ``package + "foo_bar"``: the module is named after the pass,
+    as upstream's ``.cc`` file is."""
+    return {f"sdy-{name.replace('_', '-')}": package + name for name in names}
+
+
+# upstream pass name -> module defining it
 PASS_MODULES: dict[str, str] = {
     "symbol-dce": "shardy_ref.transforms.symbol_dce",
     "cse": "shardy_ref.transforms.cse",
@@ -39,21 +46,13 @@ PASS_MODULES: dict[str, str] = {
     "shape-legalize-to-stablehlo": "shardy_ref.transforms.chlo_pre_serialization",
     "stablehlo-legalize-composite-to-call": "shardy_ref.transforms.composite_to_call",
     # import passes (https://openxla.org/shardy/sdy_import_passes)
-    "sdy-lift-inlined-meshes": _IMPORTS + "meshes",
-    "sdy-inline-meshes": _IMPORTS + "meshes",
-    "sdy-remove-size-one-axes": _IMPORTS + "remove_size_one_axes",
-    "sdy-manual-axes-cleanup": _IMPORTS + "manual_axes_cleanup",
-    "sdy-constant-or-scalar-splitter": _IMPORTS + "constant_splitter",
-    "sdy-add-data-flow-edges": _IMPORTS + "data_flow_edges",
-    "sdy-apply-sharding-constraints": _IMPORTS + "sharding_constraints",
-    "sdy-sharding-group-import": _IMPORTS + "sharding_groups",
-    "sdy-propagate-sharding-from-func-to-call": _IMPORTS + "func_to_call",
-    "sdy-flatten-call-graph": _IMPORTS + "flatten_call_graph",
-    "sdy-pre-order-funcs": _IMPORTS + "pre_order_funcs",
-    "sdy-import-func-calls": _IMPORTS + "import_func_calls",
-    "sdy-add-func-data-flow-edges": _IMPORTS + "func_data_flow_edges",
-    "sdy-explicit-gather-scatter-batching": _IMPORTS + "gather_scatter_batching",
-    "sdy-import-pipeline": _IMPORTS + "import_pipeline",
+    **_by_name(_IMPORT, "lift_inlined_meshes", "remove_size_one_axes", "manual_axes_cleanup",
+               "constant_or_scalar_splitter", "add_data_flow_edges",
+               "apply_sharding_constraints", "sharding_group_import",
+               "propagate_sharding_from_func_to_call", "flatten_call_graph", "pre_order_funcs",
+               "import_func_calls", "add_func_data_flow_edges",
+               "explicit_gather_scatter_batching", "import_pipeline"),
+    "sdy-inline-meshes": "shardy_ref.transforms.common.inline_meshes",
     "sdy-populate-op-sharding-rules": "shardy_ref.propagate.rules.populate",
     # propagation (https://openxla.org/shardy/sdy_propagation_passes)
     "sdy-basic-propagate": "shardy_ref.propagate.basic_propagation",
@@ -61,28 +60,23 @@ PASS_MODULES: dict[str, str] = {
     "sdy-op-priority-propagate": "shardy_ref.propagate.op_priority_propagation",
     "sdy-user-priority-propagate": "shardy_ref.propagate.user_priority_propagation",
     "sdy-propagation-pipeline": "shardy_ref.propagate.propagation_pipeline",
-    "sdy-export-pipeline": _EXPORTS + "export_pipeline",
-    # export passes (https://openxla.org/shardy/sdy_export_passes) and the partitioner
-    **{f"sdy-{name.replace('_', '-')}": _EXPORTS + name for name in (
-        "sink_data_flow_edges", "sink_func_data_flow_edges", "propagate_to_func_results",
-        "export_named_computations", "unflatten_call_graph", "insert_func_call_reshards",
-        "constant_or_scalar_merger", "remove_sharding_groups", "close_shardings",
-        "drop_sharding_rules", "update_non_divisible_input_output_shardings",
-        "remove_sub_axes_in_input_output_shardings", "drop_sharding_and_mesh",
-        "remove_propagation_debug_info")},
-    "sdy-sharding-constraint-to-reshard": _PARTITION + "sharding_constraint_to_reshard",
-    "sdy-verify-unreduced-axes": _PARTITION + "verify_unreduced_axes",
-    "sdy-insert-explicit-reshards": _PARTITION + "insert_explicit_reshards",
-    "sdy-reshard-to-collectives": _PARTITION + "reshard_to_collectives",
-    "sdy-resolve-single-device-sharding": _PARTITION + "resolve_single_device_sharding",
-    "sdy-resolve-permutation-factors": _PARTITION + "resolve_permutation_factors",
-    "sdy-pad-for-divisibility": _PARTITION + "pad_for_divisibility",
-    "sdy-remove-all-gather-reduce-scatter-for-cmv1": _PARTITION + "remove_ag_rs_for_cmv1",
-    "sdy-per-instruction-partitioning": _PARTITION + "per_instruction_partitioning",
-    "sdy-ref-per-device-pipeline": _PARTITION + "per_device_pipeline",
-    "sdy-ref-erase-propagation-barriers": _PARTITION + "erase_propagation_barriers",
-    "sdy-ref-make-partitionable": _PARTITION + "make_partitionable",
-    "sdy-convert-global-to-local": _PARTITION + "convert_global_to_local.pass_",
+    # export passes (https://openxla.org/shardy/sdy_export_passes)
+    **_by_name(_EXPORT, "export_pipeline", "sink_data_flow_edges", "sink_func_data_flow_edges",
+               "propagate_to_func_results", "export_named_computations", "unflatten_call_graph",
+               "insert_func_call_reshards", "constant_or_scalar_merger", "remove_sharding_groups",
+               "close_shardings", "drop_sharding_rules",
+               "update_non_divisible_input_output_shardings",
+               "remove_sub_axes_in_input_output_shardings", "drop_sharding_and_mesh",
+               "remove_propagation_debug_info", "sharding_constraint_to_reshard",
+               "verify_unreduced_axes", "insert_explicit_reshards", "reshard_to_collectives",
+               "resolve_single_device_sharding", "resolve_permutation_factors",
+               "pad_for_divisibility", "per_instruction_partitioning"),
+    "sdy-remove-all-gather-reduce-scatter-for-cmv1": _EXPORT + "remove_ag_rs_for_cmv1",
+    "sdy-convert-global-to-local": _EXPORT + "convert_global_to_local.pass_",
+    # this project's partitioner, after the export passes
+    "sdy-ref-per-device-pipeline": "shardy_ref.partition.per_device_pipeline",
+    "sdy-ref-erase-propagation-barriers": "shardy_ref.partition.erase_propagation_barriers",
+    "sdy-ref-make-partitionable": "shardy_ref.partition.make_partitionable",
 }
 
 PASSES: dict[str, type[Pass]] = {}

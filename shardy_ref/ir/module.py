@@ -5,6 +5,7 @@ reach for all the time: its body block, symbol lookup (functions, meshes), and p
 """
 from __future__ import annotations
 
+from shardy_ref.ir.asm_hooks import module_text
 from shardy_ref.ir.operation import Block, Operation
 from shardy_ref.ir.symbols import SymbolTable
 
@@ -53,5 +54,4 @@ class Module:
         return self.op.walk()
 
     def __str__(self) -> str:
-        from shardy_ref.parser.printer import print_module
-        return print_module(self.op)
+        return module_text(self.op)

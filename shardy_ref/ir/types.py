@@ -205,3 +205,10 @@ F64 = FloatType("f64")
 INDEX = IndexType()
 TOKEN = TokenType()
 NONE = NoneType()
+
+
+def tensor_rank(type_: Type) -> int:
+    """Upstream ``getTensorRank``: the rank of a shaped type, 0 for anything
+    else (tokens, tuples, unranked tensors)."""
+    shape = getattr(type_, "shape", None)
+    return len(shape) if shape is not None else 0

@@ -23,6 +23,7 @@ from shardy_ref.ir.func_attrs import get_result_attr, set_arg_attr, set_result_a
 from shardy_ref.ir.location import UNKNOWN_LOC, Location
 from shardy_ref.ir.operation import BlockArgument, Operation, OpResult, Value
 from shardy_ref.ir.sdy_sharding import TensorSharding, TensorShardingPerValue
+from shardy_ref.ir.types import tensor_rank
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,14 +188,10 @@ def _replace_at(per_value, values, index: int, sharding: TensorSharding):
     if isinstance(per_value, TensorShardingPerValue) and len(per_value) == len(values):
         shardings = list(per_value)
     else:
-        shardings = [TensorSharding.fully_open(sharding.mesh_or_ref, _rank(v.type))
+        shardings = [TensorSharding.fully_open(sharding.mesh_or_ref, tensor_rank(v.type))
                      for v in values]
     shardings[index] = sharding
     return TensorShardingPerValue(tuple(shardings))
-
-
-def _rank(t) -> int:
-    return len(getattr(t, "shape", ()) or ())
 
 
 def get_func_result_sharding(func: Operation, index: int) -> TensorSharding | None:
@@ -282,3 +279,26 @@ def value_location(value: Value) -> Location:
         return loc
     op = owning_op(value)
     return op.location if op is not None else UNKNOWN_LOC
+
+
+def block_argument_edge_owners(op: Operation) -> list[Value]:
+    """``getBlockArgumentEdgeOwners``: the body arguments of ops that shard them."""
+    flow = DATA_FLOW_OPS[op.name]
+    return list(op.regions[0].blocks[0].args) if flow.block_arg_shardings else []
+
+
+def op_result_edge_owners(op: Operation) -> list[Value]:
+    """``getOpResultEdgeOwners``: every result of a data-flow op."""
+    return list(op.results)
+
+
+def set_block_arg_shardings(op: Operation, shardings: list[TensorSharding]) -> None:
+    """``setBlockArgumentEdgeOwnerShardings``: a manual computation keeps the manual axes
+    of its in-shardings in front of the (free) edge axes."""
+    flow = DATA_FLOW_OPS[op.name]
+    if flow.erase_manual_axes:
+        manual = tuple(op.attributes.get("manual_axes") or ())
+        shardings = [add_free_axes(outer, new, manual)
+                     for outer, new in zip(op.attributes[flow.block_arg_shardings], shardings,
+                                           strict=True)]
+    op.attributes[flow.block_arg_shardings] = TensorShardingPerValue(tuple(shardings))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
+from shardy_ref.ir.asm_hooks import register_printers
 from shardy_ref.ir.builtin_attrs import (
     ELIDE_ELEMENTS_LARGER_THAN,
     Attribute,
@@ -290,3 +291,11 @@ def _print_module(module, generic, generic_dialects, debug_info, local_scope) ->
     p.print_op(module)
     return table.definitions(deferred=False) + p.text() + "\n" + table.definitions(deferred=True)
 
+
+def _generic_op_text(root: Operation, op: Operation) -> str:
+    printer = Printer(root, generic=True)
+    printer.print_op(op)
+    return printer.text()
+
+
+register_printers(module=print_module, generic_op=_generic_op_text)

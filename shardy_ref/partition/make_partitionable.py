@@ -43,17 +43,17 @@ from shardy_ref.ir.op_traits import is_terminator
 from shardy_ref.ir.operation import Operation
 from shardy_ref.ir.symbols import SymbolTable, symbol_table
 from shardy_ref.ir.types import RankedTensorType
+from shardy_ref.ir.utils import mesh_or_lookup
 from shardy_ref.ir.value_sharding import get_sharding, set_sharding, shardable_value
-from shardy_ref.partition.factor_reshards import (
+from shardy_ref.partition.export.explicit_reshards_util.factor_reshards import (
     is_dim_sharded,
     replicate_all,
     replicate_factors,
     without_dim_axes,
 )
-from shardy_ref.partition.lowering import Builder
-from shardy_ref.partition.unreduced_collectives import reshard
+from shardy_ref.partition.export.explicit_reshards_util.unreduced_collectives import reshard
+from shardy_ref.partition.export.lowering import Builder
 from shardy_ref.pass_manager import Pass, PassContext, register_pass
-from shardy_ref.propagate.imports.manual_axes_cleanup import mesh_or_lookup
 from shardy_ref.propagate.rules.registry import get_or_create_sharding_rule
 
 # Ops without a sharding rule that the later passes still partition correctly: constants

@@ -14,12 +14,11 @@ from dataclasses import dataclass
 
 from shardy_ref.ir.operation import Operation
 from shardy_ref.ir.sdy_axes import AxisRef, Mesh
-from shardy_ref.propagate.factor_propagation import (
+from shardy_ref.propagate.basic_factor_propagation import (
     BasicFactorPropagation,
     PropagationDirectionAlongFactor,
 )
-from shardy_ref.propagate.imports.constant_splitter import is_elementwise
-from shardy_ref.propagate.projection import (
+from shardy_ref.propagate.sharding_projection import (
     AxesPerFactor,
     PrefixStatus,
     ShardingProjection,
@@ -29,6 +28,7 @@ from shardy_ref.propagate.projection import (
     axis_list_prefix_status,
     is_strict_prefix,
 )
+from shardy_ref.transforms.common.op_properties import is_elementwise
 
 
 def factor_to_source_tensor(projection: ShardingProjection, factor_sizes: Sequence[int],

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from shardy_ref.ir.diagnostics import PassError
 from shardy_ref.ir.operation import Operation
 from shardy_ref.pass_manager import PassContext, register_pass
+from shardy_ref.propagate.basic_factor_propagation import BasicFactorPropagation
 from shardy_ref.propagate.basic_propagation import BasicPropagationPass, GetDirectionToPropagate
-from shardy_ref.propagate.factor_propagation import BasicFactorPropagation
 from shardy_ref.propagate.sharding_group_map import ShardingGroupMap
 
 STRATEGIES = ("basic", "aggressive", "basic-then-aggressive")

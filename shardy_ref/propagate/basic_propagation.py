@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from shardy_ref.ir.builtin_attrs import ArrayAttr, DictionaryAttr, SymbolRefAttr
+from shardy_ref.ir.call_graph import CALL_OP, FUNC_OP, callee_name, has_body
 from shardy_ref.ir.diagnostics import PassError
 from shardy_ref.ir.op_traits import is_terminator
 from shardy_ref.ir.operation import BlockArgument, Operation, OpResult, Value
@@ -24,6 +25,13 @@ from shardy_ref.ir.sdy_rules import OpShardingRule
 from shardy_ref.ir.sdy_sharding import TensorSharding
 from shardy_ref.ir.symbols import SymbolTable, symbol_name
 from shardy_ref.ir.types import RankedTensorType, TupleType, UnrankedTensorType, VectorType
+from shardy_ref.ir.utils import (
+    common_mesh_or_ref,
+    is_static_shaped,
+    main_func_or_die,
+    mesh_or_lookup,
+    remove_sharding_rules,
+)
 from shardy_ref.ir.value_sharding import (
     get_func_result_sharding,
     get_sharding,
@@ -32,6 +40,7 @@ from shardy_ref.ir.value_sharding import (
     shardable_value,
 )
 from shardy_ref.pass_manager import Pass, PassContext, register_pass
+from shardy_ref.propagate.basic_factor_propagation import BasicFactorPropagation
 from shardy_ref.propagate.data_flow import (
     body_terminator_operands,
     edge_of_source,
@@ -40,16 +49,11 @@ from shardy_ref.propagate.data_flow import (
     transform_target_sharding,
 )
 from shardy_ref.propagate.debugging.source_sharding import create_handler, snapshot
-from shardy_ref.propagate.factor_propagation import BasicFactorPropagation
-from shardy_ref.propagate.imports.call_graph import CALL_OP, FUNC_OP, callee_name, has_body
-from shardy_ref.propagate.imports.data_flow_edges import is_static_shaped
-from shardy_ref.propagate.imports.func_data_flow_edges import main_func_or_die
-from shardy_ref.propagate.imports.manual_axes_cleanup import common_mesh_or_ref, mesh_or_lookup
-from shardy_ref.propagate.projection import ShardingProjection
 from shardy_ref.propagate.provenance import FuncResult, ProvenanceLog, log_of
 from shardy_ref.propagate.rules.builder import create_identity_sharding_rule
-from shardy_ref.propagate.rules.registry import SHARDING_RULE_ATTR, get_or_create_sharding_rule
+from shardy_ref.propagate.rules.registry import get_or_create_sharding_rule
 from shardy_ref.propagate.sharding_group_map import ShardingGroupMap
+from shardy_ref.propagate.sharding_projection import ShardingProjection
 from shardy_ref.transforms.greedy import GreedyRewriteConfig, apply_patterns_greedily
 
 # (op, factor index) -> direction to propagate along that factor of that op
@@ -392,14 +396,6 @@ def check_valid_shapes(module: Operation) -> None:
                                 f"with a static shape. type: '{t}'")
             if isinstance(t, TupleType):
                 raise PassError(op.location, f"Shardy propagation doesn't support tuples: '{t}'")
-
-
-def remove_sharding_rules(root: Operation) -> None:
-    """Upstream ``removeShardingRules``: drop every non-custom ``sdy.sharding_rule``."""
-    for op in root.walk():
-        rule = op.attributes.get(SHARDING_RULE_ATTR)
-        if isinstance(rule, OpShardingRule) and not rule.is_custom_rule:
-            del op.attributes[SHARDING_RULE_ATTR]
 
 
 def prepare_module(module: Operation, options, ctx: PassContext) -> ShardingGroupMap:

@@ -13,16 +13,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from shardy_ref.ir.constants import SHARDING_RULE_ATTR
 from shardy_ref.ir.operation import Operation
 from shardy_ref.ir.sdy_debug import PropagationDirection
 from shardy_ref.ir.sdy_rules import OpShardingRule
+from shardy_ref.ir.utils import is_scalar
 from shardy_ref.pass_manager import PassContext, register_pass
 from shardy_ref.propagate.aggressive_propagation import AggressivePropagationPass
 from shardy_ref.propagate.basic_propagation import GetDirectionToPropagate, propagate_any
-from shardy_ref.propagate.imports.constant_splitter import is_elementwise, is_scalar
 from shardy_ref.propagate.provenance import set_round
-from shardy_ref.propagate.rules.registry import SHARDING_RULE_ATTR
 from shardy_ref.propagate.sharding_group_map import ShardingGroupMap
+from shardy_ref.transforms.common.op_properties import is_elementwise
 
 NONE, FORWARD, BACKWARD, BOTH = (PropagationDirection.NONE, PropagationDirection.FORWARD,
                                  PropagationDirection.BACKWARD, PropagationDirection.BOTH)

@@ -7,10 +7,17 @@ function calls (func data-flow edges) and flattening the call graph.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
-from shardy_ref.partition.exports.export_pipeline import ExportOptions, export_pipeline
-from shardy_ref.pass_manager import PassPipeline, PipelineElement, nested, passes, register_pass
+from shardy_ref.pass_manager import (
+    PassPipeline,
+    PipelineElement,
+    make_pass,
+    nested,
+    passes,
+    register_pass,
+)
 
 
 @register_pass
@@ -43,5 +50,7 @@ class PropagationPipeline(PassPipeline):
             pipeline += passes("sdy-export-named-computations", "sdy-propagate-to-func-results")
         pipeline += passes("sdy-unflatten-call-graph", "symbol-dce",
                            "sdy-insert-func-call-reshards")
-        return pipeline + export_pipeline(ExportOptions(avoid_reshards_on_calls=dedup,
-                                                        inline_meshes=False))
+        # the export passes through the registry: propagation never imports a later stage
+        export = dataclasses.replace(make_pass("sdy-export-pipeline"),
+                                     avoid_reshards_on_calls=dedup, inline_meshes=False)
+        return pipeline + export.elements()

@@ -292,7 +292,7 @@ def _factor_of(step: Step, i: int, factors: Sequence[int],
     sub-axes of several factors), and that part."""
     if not factors:
         return None, axis
-    from shardy_ref.propagate.projection import ShardingProjection
+    from shardy_ref.propagate.sharding_projection import ShardingProjection
 
     n = step.num_operands
     projection = ShardingProjection.build(step.after[:n], step.after[n:], step.rule, step.mesh)

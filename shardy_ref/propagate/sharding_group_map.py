@@ -13,8 +13,8 @@ from collections.abc import Callable
 from shardy_ref.ir.diagnostics import PassError
 from shardy_ref.ir.operation import Operation, Value
 from shardy_ref.ir.sdy_sharding import TensorSharding
+from shardy_ref.ir.utils import insert_after_value
 from shardy_ref.ir.value_sharding import get_sharding, owning_op, set_sharding, value_location
-from shardy_ref.propagate.imports.data_flow_edges import insert_after_value
 
 SHARDING_GROUP = "sdy.sharding_group"
 SHARDING_CONSTRAINT = "sdy.sharding_constraint"

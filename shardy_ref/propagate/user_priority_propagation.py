@@ -11,24 +11,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from shardy_ref.ir.call_graph import FUNC_OP, has_body
 from shardy_ref.ir.func_attrs import function_type
 from shardy_ref.ir.operation import Operation, Value
 from shardy_ref.ir.sdy_axes import mesh_axis_key
 from shardy_ref.ir.sdy_sharding import DimensionSharding, TensorSharding
 from shardy_ref.ir.symbols import SymbolTable
+from shardy_ref.ir.utils import lookup_data_flow_edge, mesh_or_lookup
 from shardy_ref.ir.value_sharding import (
     DATA_FLOW_OPS,
+    block_argument_edge_owners,
     set_func_result_sharding,
     set_sharding,
 )
 from shardy_ref.pass_manager import PassContext, register_pass
 from shardy_ref.propagate.basic_propagation import GetDirectionToPropagate
-from shardy_ref.propagate.imports.call_graph import FUNC_OP, has_body
-from shardy_ref.propagate.imports.data_flow_edges import (
-    block_argument_edge_owners,
-    lookup_data_flow_edge,
-)
-from shardy_ref.propagate.imports.manual_axes_cleanup import mesh_or_lookup
 from shardy_ref.propagate.op_priority_propagation import OpPriorityPropagationPass
 from shardy_ref.propagate.provenance import FuncResult, log_of, set_round, sharding_of
 from shardy_ref.propagate.sharding_group_map import ShardingGroupMap

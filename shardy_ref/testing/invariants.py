@@ -24,7 +24,7 @@ from shardy_ref.ir.sdy_axes import AxisRef, Mesh
 from shardy_ref.ir.sdy_sharding import DimensionSharding, TensorSharding
 from shardy_ref.ir.value_sharding import get_func_result_sharding, get_sharding
 from shardy_ref.ir.verify.collectives import is_equivalent
-from shardy_ref.propagate.projection import PrefixStatus, axis_list_prefix_status
+from shardy_ref.propagate.sharding_projection import PrefixStatus, axis_list_prefix_status
 
 PROPAGATION_PIPELINE = "sdy-propagation-pipeline"
 # the propagation stage of sdy-propagation-pipeline: its import passes and user-priority

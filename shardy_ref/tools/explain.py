@@ -23,9 +23,9 @@ from shardy_ref.ir.sdy_reshard_cse import mesh_of
 from shardy_ref.ir.sdy_rules import factor_symbol
 from shardy_ref.ir.sdy_sharding import TensorSharding
 from shardy_ref.ir.types import IntegerType
+from shardy_ref.ir.utils import closed_like
 from shardy_ref.ir.value_sharding import get_func_result_sharding, get_sharding
 from shardy_ref.partition.collective_cost import COLLECTIVES, collective_cost
-from shardy_ref.partition.exports.close_shardings import closed_like
 from shardy_ref.pass_manager import PassContext, PassManager, nested, passes
 from shardy_ref.propagate import provenance
 from shardy_ref.propagate.provenance import (

@@ -1,5 +1,5 @@
 """Convolutions whose window-size factor or size-1 spatial dims are sharded compute what the
-unpartitioned program does (shardy_ref/partition/resolve_permutation_factors/convolution.py;
+unpartitioned program does (shardy_ref/partition/export/resolve_permutation_factors/convolution.py;
 both programs were found by tests/partition/test_per_device_property.py, and gave zeros and
 an internal error before)."""
 from __future__ import annotations

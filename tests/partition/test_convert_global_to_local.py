@@ -13,11 +13,11 @@ from shardy_ref.ir.diagnostics import PassError
 from shardy_ref.ir.sdy_axes import AxisRef, Mesh, MeshAxis
 from shardy_ref.ir.verify import verify_module
 from shardy_ref.parser import parse_module, print_module
-from shardy_ref.partition.convert_global_to_local.replica_groups import (
+from shardy_ref.partition.export.convert_global_to_local.replica_groups import (
     ordered_axis_refs,
     replica_groups_v1,
 )
-from shardy_ref.partition.convert_global_to_local.state import shard_index
+from shardy_ref.partition.export.convert_global_to_local.state import shard_index
 from shardy_ref.pass_manager import PassContext, PassManager, PipelineElement, make_pass
 
 MESH = Mesh((MeshAxis("x", 2), MeshAxis("y", 4)))

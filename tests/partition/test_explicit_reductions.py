@@ -1,6 +1,6 @@
 """An ``sdy.all_reduce`` or ``sdy.reduce_scatter`` written in the global program sums along
 its axes once, whether its operand is partial there or a replicated copy
-(shardy_ref/partition/unreduced_collectives.py, make_explicit_reduction_operand_partial).
+(shardy_ref/partition/export/explicit_reshards_util/unreduced_collectives.py, make_explicit_reduction_operand_partial).
 The reduce-scatter was drawn by tests/test_fuzz_pipeline.py; before the fix every one of
 the summing cases below computed the value times the axes' size (or summed twice)."""
 from __future__ import annotations

@@ -5,13 +5,12 @@ from __future__ import annotations
 import pytest
 
 from shardy_ref.ir.symbols import SymbolTable
+from shardy_ref.ir.utils import closed_like, is_equivalent
 from shardy_ref.parser import parse_attribute, parse_module
-from shardy_ref.partition.exports.close_shardings import closed_like
-from shardy_ref.partition.exports.insert_func_call_reshards import is_equivalent
-from shardy_ref.partition.exports.remove_sub_axes_in_input_output_shardings import (
+from shardy_ref.partition.export.remove_sub_axes_in_input_output_shardings import (
     without_sub_axes,
 )
-from shardy_ref.partition.exports.update_non_divisible_input_output_shardings import (
+from shardy_ref.partition.export.update_non_divisible_input_output_shardings import (
     evenly_sharded,
 )
 from shardy_ref.testing.programs import random_program

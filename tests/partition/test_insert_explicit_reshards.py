@@ -7,7 +7,10 @@ import pytest
 
 from shardy_ref.ir.diagnostics import ShardyRefError
 from shardy_ref.parser import parse_attribute
-from shardy_ref.partition.common_axes import strict_prefix_of, truncate_without_overlap
+from shardy_ref.partition.export.explicit_reshards_util.common_axes import (
+    strict_prefix_of,
+    truncate_without_overlap,
+)
 from shardy_ref.testing.programs import random_program
 from tests.propagate.pass_helpers import run_pipeline
 

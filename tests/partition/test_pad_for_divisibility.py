@@ -14,9 +14,9 @@ from shardy_ref.ir.diagnostics import ShardyRefError
 from shardy_ref.ir.symbols import SymbolTable
 from shardy_ref.ir.types import IntegerType, RankedTensorType
 from shardy_ref.parser import parse_attribute, parse_module
-from shardy_ref.partition.pad_for_divisibility import is_legal
-from shardy_ref.partition.pad_for_divisibility.infer import windowed_size
-from shardy_ref.partition.pad_for_divisibility.padding import padded_type
+from shardy_ref.partition.export.pad_for_divisibility import is_legal
+from shardy_ref.partition.export.pad_for_divisibility.infer import windowed_size
+from shardy_ref.partition.export.pad_for_divisibility.padding import padded_type
 from tests.propagate.pass_helpers import run_pipeline
 
 PASS = "func.func(sdy-pad-for-divisibility)"

@@ -13,7 +13,7 @@ from shardy_ref.ir.symbols import SymbolTable
 from shardy_ref.ir.types import FloatType, RankedTensorType
 from shardy_ref.ir.verify import verify_module
 from shardy_ref.parser import parse_attribute, parse_module, print_module
-from shardy_ref.partition.per_instruction_partitioning import (
+from shardy_ref.partition.export.per_instruction_partitioning import (
     FilterConfig,
     candidates,
     divisible_padded_type,

@@ -14,14 +14,14 @@ from hypothesis import strategies as st
 
 from shardy_ref.ir.sdy_axes import AxisRef, Mesh, MeshAxis
 from shardy_ref.ir.types import IntegerType, RankedTensorType
-from shardy_ref.partition.resolve_permutation_factors.geometry import (
+from shardy_ref.partition.export.resolve_permutation_factors.geometry import (
     dim_exchange,
     mesh_coordinates,
     reversed_device_ids,
     shard_index,
     shift_source_target_pairs,
 )
-from shardy_ref.partition.resolve_permutation_factors.reshape import reshape_groups
+from shardy_ref.partition.export.resolve_permutation_factors.reshape import reshape_groups
 from tests.propagate.pass_helpers import run_pipeline
 
 run_spmd = getattr(pytest.importorskip("shardy_ref.execute"), "run_spmd", None)

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from shardy_ref.ir.operation import Operation
 from shardy_ref.ir.types import IntegerType, RankedTensorType
 from shardy_ref.parser import parse_module
-from shardy_ref.propagate.imports.constant_splitter import is_elementwise, is_pure
+from shardy_ref.transforms.common.op_properties import is_elementwise, is_pure
 
 from .pass_helpers import assert_like_oracle, run_pipeline
 from .strategies_constants import constant_module, constant_modules

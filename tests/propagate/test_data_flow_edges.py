@@ -7,15 +7,15 @@ import pytest
 from hypothesis import given, settings
 
 from shardy_ref.ir.diagnostics import VerifyError
-from shardy_ref.ir.value_sharding import DATA_FLOW_OPS, get_sharding
-from shardy_ref.parser import parse_module
-from shardy_ref.pass_manager import PassContext, make_pass
-from shardy_ref.propagate.imports.data_flow_edges import (
+from shardy_ref.ir.utils import is_static_shaped, lookup_data_flow_edge
+from shardy_ref.ir.value_sharding import (
+    DATA_FLOW_OPS,
     block_argument_edge_owners,
-    is_static_shaped,
-    lookup_data_flow_edge,
+    get_sharding,
     op_result_edge_owners,
 )
+from shardy_ref.parser import parse_module
+from shardy_ref.pass_manager import PassContext, make_pass
 
 from .pass_helpers import assert_like_oracle, examples, run_pipeline
 from .strategies_constraints import constraint_modules

@@ -12,13 +12,13 @@ from hypothesis import strategies as st
 from shardy_ref.ir.sdy_axes import AxisRef, Mesh, MeshAxis
 from shardy_ref.ir.sdy_debug import PropagationDirection
 from shardy_ref.ir.sdy_rules import OpShardingRule
-from shardy_ref.propagate.factor_propagation import (
+from shardy_ref.propagate.basic_factor_propagation import (
     BasicFactorPropagation,
     block_propagation_factors,
     compatible_major_axes_internal,
     propagate_any,
 )
-from shardy_ref.propagate.projection import (
+from shardy_ref.propagate.sharding_projection import (
     FactorSharding,
     ShardingProjection,
     TensorFactorShardings,

@@ -8,11 +8,11 @@ import corpus
 import pytest
 from hypothesis import given, settings
 
+from shardy_ref.ir.call_graph import CALL_OP, callee_name
 from shardy_ref.ir.diagnostics import PassError
 from shardy_ref.ir.symbols import symbol_name
 from shardy_ref.parser import parse_module
-from shardy_ref.propagate.imports.call_graph import CALL_OP, callee_name
-from shardy_ref.propagate.imports.flatten_call_graph import flatten_call_graph
+from shardy_ref.propagate.import_.flatten_call_graph import flatten_call_graph
 
 from .pass_helpers import assert_idempotent, run_pipeline
 from .strategies_call_graph import call_graph_module, call_graph_modules

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from shardy_ref.ir.diagnostics import ShardyRefError
 from shardy_ref.pass_manager import PassContext
-from shardy_ref.propagate.imports import import_func_calls
+from shardy_ref.propagate.import_ import import_func_calls
 
 from .pass_helpers import assert_idempotent, assert_like_oracle, run_pipeline
 from .strategies_call_graph import SHARDINGS, call_graph_module, has_declaration

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from shardy_ref.ir.diagnostics import PassError
 from shardy_ref.ir.sharding_walker import mesh_ops
 from shardy_ref.parser import parse_module
-from shardy_ref.propagate.imports.manual_axes_cleanup import MANUAL_COMPUTATION
+from shardy_ref.propagate.import_.manual_axes_cleanup import MANUAL_COMPUTATION
 
 from .pass_helpers import assert_idempotent, assert_like_oracle, examples, run_pipeline
 from .strategies_meshes import manual_computation_modules

@@ -1,6 +1,6 @@
-"""The sharding projection (``shardy_ref/propagate/projection.py``, ``algorithms.md`` §5.5):
-our cases for building factor shardings (sub-axis splitting, overflow axes, minor-most
-factors) and a round-trip property."""
+"""The sharding projection (``shardy_ref/propagate/sharding_projection.py``,
+``algorithms.md`` §5.5): our cases for building factor shardings (sub-axis splitting,
+overflow axes, minor-most factors) and a round-trip property."""
 from __future__ import annotations
 
 from hypothesis import given, settings
@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from shardy_ref.ir.sdy_axes import AxisRef, Mesh, MeshAxis
 from shardy_ref.ir.sdy_rules import DimMapping, OpShardingRule, TensorMapping
 from shardy_ref.ir.sdy_sharding import DimensionSharding, TensorSharding
-from shardy_ref.propagate.projection import (
+from shardy_ref.propagate.sharding_projection import (
     FactorSharding,
     PrefixStatus,
     ShardingProjection,

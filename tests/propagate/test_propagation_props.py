@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from shardy_ref.ir.func_attrs import function_type
 from shardy_ref.ir.value_sharding import get_func_result_sharding, get_sharding
 from shardy_ref.parser import parse_module
-from shardy_ref.propagate.projection import PrefixStatus, axis_list_prefix_status
+from shardy_ref.propagate.sharding_projection import PrefixStatus, axis_list_prefix_status
 from shardy_ref.testing.programs import programs, random_program
 
 from .pass_helpers import run_pipeline

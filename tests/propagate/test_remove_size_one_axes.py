@@ -10,7 +10,7 @@ from shardy_ref.ir.sdy_sharding import DimensionSharding, TensorSharding
 from shardy_ref.ir.sharding_walker import mesh_ops, transform_shardings
 from shardy_ref.ir.symbols import SymbolTable
 from shardy_ref.parser import parse_module
-from shardy_ref.propagate.imports.remove_size_one_axes import (
+from shardy_ref.propagate.import_.remove_size_one_axes import (
     has_size_one_axes,
     remove_size_one_axes,
 )

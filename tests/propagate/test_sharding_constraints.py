@@ -9,7 +9,7 @@ from hypothesis import given, settings
 
 from shardy_ref.parser import parse_module
 from shardy_ref.parser.reader import parse_attribute
-from shardy_ref.propagate.imports.sharding_constraints import (
+from shardy_ref.propagate.import_.apply_sharding_constraints import (
     is_fully_closed,
     pointwise_sharding_rule,
 )

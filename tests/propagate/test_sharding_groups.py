@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 
 from shardy_ref.ir.diagnostics import PassError
-from shardy_ref.propagate.imports.sharding_groups import EquivalenceClasses
+from shardy_ref.propagate.import_.sharding_group_import import EquivalenceClasses
 
 from .pass_helpers import assert_like_oracle, examples, run_pipeline
 from .strategies_constraints import sharding_group_modules

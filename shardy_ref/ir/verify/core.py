@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from shardy_ref.ir.asm_hooks import generic_op_text
 from shardy_ref.ir.diagnostics import Diagnostic, VerifyError
 from shardy_ref.ir.opdefs import op_def
 from shardy_ref.ir.operation import Block, BlockArgument, Operation, OpResult, Region
@@ -238,14 +239,11 @@ def _may_lack_terminator(block: Block) -> bool:
 def _generic_text(op: Operation) -> str:
     """``op`` as MLIR streams it into an error: the generic form, with values numbered
     from the nearest op isolated from above (MLIR's local scope)."""
-    from shardy_ref.parser.printer import Printer
-
     root = op
     while root.parent_op is not None:
         d = op_def(root.name)
         if d is not None and d.isolated_from_above:
             break
         root = root.parent_op
-    printer = Printer(root, generic=True)
-    printer.print_op(op)
-    return printer.text()
+    text = generic_op_text(root, op)
+    return text if text is not None else f'"{op.name}"(...)'

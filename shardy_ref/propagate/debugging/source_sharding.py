@@ -38,7 +38,7 @@ from shardy_ref.ir.value_sharding import (
     owning_op,
     shardable_value,
 )
-from shardy_ref.propagate.projection import (
+from shardy_ref.propagate.sharding_projection import (
     PrefixStatus,
     ShardingProjection,
     axis_list_prefix_status,
@@ -237,8 +237,8 @@ class SourceShardingHandler:
     def _prepare_manual_computation(self, op: Operation, source_id: int) -> None:
         """A manual computation's in-shardings are the origins of its block arguments' edges
         (and of its sharded operands), its out-shardings those of its results' edges."""
+        from shardy_ref.ir.utils import lookup_data_flow_edge
         from shardy_ref.propagate.data_flow import edge_sources
-        from shardy_ref.propagate.imports.data_flow_edges import lookup_data_flow_edge
         args = op.regions[0].blocks[0].args
         for i, sharding in enumerate(op.attributes["in_shardings"].shardings):
             origin = OriginSharding(OriginType.MC_INPUT, i, source_id)
@@ -416,7 +416,7 @@ def _override_origins_to_self(module: Operation) -> None:
     """Upstream ``overrideOriginsToSelf`` for constraints and manual computations (the
     function attributes were written with it applied): a user sharding's own axes say
     ``"self"``."""
-    from shardy_ref.propagate.imports.data_flow_edges import lookup_data_flow_edge
+    from shardy_ref.ir.utils import lookup_data_flow_edge
     for op in module.walk():
         name = op.attributes.get(SHARDING_ORIGIN_NAME)
         if not isinstance(name, StringAttr):
@@ -462,7 +462,7 @@ def sink_debug_info(owners: Sequence[Value], op: Operation, origins: bool, edges
     origins or with no propagation edges add no entry (as upstream)."""
     if not origins and not edges:
         return
-    from shardy_ref.propagate.imports.data_flow_edges import lookup_data_flow_edge
+    from shardy_ref.ir.utils import lookup_data_flow_edge
     origin_dicts, edge_attrs = [], []
     for owner in owners:
         edge = lookup_data_flow_edge(owner)

@@ -13,11 +13,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
+from shardy_ref.ir.constants import SHARDING_RULE_ATTR
 from shardy_ref.ir.opdefs import op_def
 from shardy_ref.ir.operation import Operation
 from shardy_ref.ir.sdy_rules import OpShardingRule
-
-SHARDING_RULE_ATTR = "sdy.sharding_rule"  # upstream ``kShardingRuleAttr``
 
 RuleFn = Callable[[Operation, bool], "OpShardingRule | None"]
 """``fn(op, conservative_propagation) -> rule or None`` (``None``: no rule, like upstream's

@@ -1,0 +1,94 @@
+"""Replica groups of the StableHLO collectives that sdy collectives lower to: the V1 dense
+``[groups, group size]`` device-id form (upstream ``getReplicaGroups`` and
+``getOrderedAxisRefs`` in ``ir/utils.cc``) and the V3 mesh-axes form
+(``getReplicaGroupsV3`` in ``export/convert_global_to_local.cc``)."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from shardy_ref.ir.builtin_attrs import ArrayAttr, DenseElementsAttr, SymbolRefAttr
+from shardy_ref.ir.sdy_axes import AxisRef, Mesh
+from shardy_ref.ir.stablehlo_attrs import AxisRef as ShloAxisRef
+from shardy_ref.ir.stablehlo_attrs import ReplicaGroupMeshAxes
+from shardy_ref.ir.stablehlo_attrs import SubAxisInfo as ShloSubAxisInfo
+from shardy_ref.ir.types import RankedTensorType
+from shardy_ref.partition.export.lowering import I64
+
+
+def ordered_axis_refs(axes, mesh: Mesh) -> list[AxisRef]:
+    """Upstream ``getOrderedAxisRefs``: the mesh's axes in mesh order, each split into the
+    sub-axes that ``axes`` cut it into."""
+    cuts: dict[str, set[int]] = {a.name: {1, a.size} for a in mesh.axes}
+    split: set[str] = set()
+    for axis in axes:
+        if axis.is_sub_axis:
+            cuts[axis.name] |= {axis.pre_size, axis.next_pre_size(mesh)}
+            split.add(axis.name)
+    out = []
+    for mesh_axis in mesh.axes:
+        points = sorted(cuts[mesh_axis.name])
+        if mesh_axis.name not in split:
+            out.append(AxisRef(mesh_axis.name))
+            continue
+        out.extend(AxisRef.sub(mesh_axis.name, lo, hi // lo)
+                   for lo, hi in itertools.pairwise(points))
+    return out
+
+
+def replica_groups_v1(axes, mesh: Mesh) -> DenseElementsAttr:
+    """Upstream ``getReplicaGroups``: devices that differ only along ``axes`` form a
+    group, ordered by ``axes`` (major to minor)."""
+    axes = list(axes)
+    ordered = ordered_axis_refs(axes, mesh)
+    group_size = 1
+    for axis in axes:
+        group_size *= axis.size(mesh)
+    total = mesh.total_size
+    others = [i for i, a in enumerate(ordered) if a not in axes]
+    perm = others + [ordered.index(a) for a in axes]
+    ids = np.array(mesh.device_ids) if mesh.device_ids else np.arange(total)
+    array = ids.reshape([a.size(mesh) for a in ordered]).transpose(perm).reshape(-1)
+    type_ = RankedTensorType((total // group_size, group_size), I64)
+    return DenseElementsAttr.from_values(type_, [int(v) for v in array])
+
+
+def _shlo_axis(axis: AxisRef) -> ShloAxisRef:
+    """Upstream ``convertAxisRefAttr``."""
+    if axis.is_sub_axis:
+        info = axis.sub_axis_info
+        return ShloAxisRef(axis.name, ShloSubAxisInfo(info.pre_size, info.size))
+    return ShloAxisRef(axis.name)
+
+
+class InvalidAxes(ValueError):
+    """Axes a collective names that do not cut its mesh (upstream does not verify them and
+    computes garbage groups); the pass reports it at the op."""
+
+
+def check_axes(axes: list, mesh: Mesh) -> None:
+    sizes = {a.name: a.size for a in mesh.axes}
+    for axis in axes:
+        full = sizes.get(axis.name)
+        if full is None:
+            raise InvalidAxes(f"axis {axis.params()} is not in the mesh")
+        if axis.is_sub_axis and (axis.pre_size < 1 or axis.size(mesh) <= 1
+                                 or full % axis.next_pre_size(mesh)):
+            raise InvalidAxes(f"sub-axis {axis.params()} does not divide axis "
+                              f"\"{axis.name}\" of size {full}")
+
+
+def replica_groups(axes, mesh: Mesh, mesh_or_ref, enable_rgv3: bool):
+    """Upstream ``getReplicaGroupsAndSize``: the replica groups attribute (V3 when enabled
+    and no axis is a sub-axis) and the number of devices in each group."""
+    axes = list(axes)
+    check_axes(axes, mesh)
+    if enable_rgv3 and not any(a.is_sub_axis for a in axes):
+        size = 1
+        for axis in axes:
+            size *= axis.size(mesh)
+        ref = SymbolRefAttr(mesh_or_ref) if isinstance(mesh_or_ref, str) else mesh_or_ref
+        return ReplicaGroupMeshAxes(ref, ArrayAttr(tuple(_shlo_axis(a) for a in axes))), size
+    groups = replica_groups_v1(axes, mesh)
+    return groups, groups.type.shape[-1]
