@@ -16,6 +16,7 @@ import re
 import threading
 import typing
 from contextlib import contextmanager, nullcontext, suppress
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -55,10 +56,9 @@ PASS_MODULES: dict[str, str] = {
     "sdy-inline-meshes": "shardy_ref.transforms.common.inline_meshes",
     "sdy-populate-op-sharding-rules": "shardy_ref.propagate.rules.populate",
     # propagation (https://openxla.org/shardy/sdy_propagation_passes)
-    "sdy-basic-propagate": "shardy_ref.propagate.basic_propagation",
-    "sdy-aggressive-propagate": "shardy_ref.propagate.aggressive_propagation",
-    "sdy-op-priority-propagate": "shardy_ref.propagate.op_priority_propagation",
-    "sdy-user-priority-propagate": "shardy_ref.propagate.user_priority_propagation",
+    **dict.fromkeys(("sdy-basic-propagate", "sdy-aggressive-propagate",
+                     "sdy-op-priority-propagate", "sdy-user-priority-propagate"),
+                    "shardy_ref.propagate.passes"),
     "sdy-propagation-pipeline": "shardy_ref.propagate.propagation_pipeline",
     # export passes (https://openxla.org/shardy/sdy_export_passes)
     **_by_name(_EXPORT, "export_pipeline", "sink_data_flow_edges", "sink_func_data_flow_edges",
@@ -148,6 +148,10 @@ class PassContext:
     # first propagation pass of the run; ``record_provenance=False`` turns it off
     record_provenance: bool = True
     provenance: object | None = None
+    # CHLO's elementwise ops (the special functions ``chlo-legalize-to-stablehlo`` keeps)
+    # get the pointwise rule of the StableHLO they legalize to: the simulator's view, as
+    # XLA legalizes CHLO before partitioning; upstream's registry has no rule for them
+    legalized_chlo: bool = False
 
     def warn(self, location, message: str) -> None:
         self.diagnostics.append(Diagnostic("warning", location or UNKNOWN_LOC, message))
@@ -170,29 +174,42 @@ def _split_options(text: str) -> list[tuple[str, str | None]]:
 
 
 def _convert(name: str, key: str, value: str | None, annotation) -> object:
+    """An option's text as its field's type; a missing value (``key`` alone) is only valid
+    for a ``bool``, where it means true."""
     origin = typing.get_origin(annotation)
     if annotation is bool or annotation == "bool":
-        if value is None or value.lower() in ("true", "1"):
-            return True
-        if value.lower() in ("false", "0"):
-            return False
+        converted = _convert_bool(value)
     elif value is None:
-        pass
+        converted = None
     elif annotation is int or annotation == "int":
-        try:
-            number = int(value)
-        except ValueError:
-            pass
-        else:
-            if -2**63 <= number < 2**63:  # MLIR's integer options hold 64 bits at most
-                return number
+        converted = _convert_int(value)
     elif annotation is str or annotation == "str":
         return value
     elif origin is tuple or (isinstance(annotation, str) and annotation.startswith("tuple")):
         return tuple(v for v in value.split(",") if v)
     else:
         return value
-    raise PassError(None, f"{name}: invalid value '{value}' for option '{key}'")
+    if converted is None:
+        raise PassError(None, f"{name}: invalid value '{value}' for option '{key}'")
+    return converted
+
+
+def _convert_bool(value: str | None) -> bool | None:
+    if value is None or value.lower() in ("true", "1"):
+        return True
+    if value.lower() in ("false", "0"):
+        return False
+    return None
+
+
+def _convert_int(value: str) -> int | None:
+    try:
+        number = int(value)
+    except ValueError:
+        return None
+    if -2**63 <= number < 2**63:  # MLIR's integer options hold 64 bits at most
+        return number
+    return None
 
 
 def option_name(field_name: str) -> str:
@@ -449,6 +466,16 @@ def _options_text(p: Pass) -> str:
     return "{" + " ".join(items) + "}" if items else ""
 
 
+_RUNNING: ContextVar[PassContext | None] = ContextVar("running_pass_context", default=None)
+
+
+def running_pass_context() -> PassContext | None:
+    """The context of the pipeline running in this thread, if any: what a helper deep in a
+    pass (a sharding rule lookup) reads the run's options from without every pass passing
+    its context along."""
+    return _RUNNING.get()
+
+
 class PassManager:
     """Runs a pipeline on a module, verifying the IR after each pass that changed it (as
     mlir-opt does, which skips passes that preserved all analyses)."""
@@ -460,11 +487,13 @@ class PassManager:
         self._verified: dict[int, tuple[Operation, tuple]] = {}
 
     def run(self, module: Operation, ctx: PassContext) -> None:
+        running = _RUNNING.set(ctx)
         try:
             with _frozen_heap():
                 self._run_elements(self.pipeline, module, ctx)
         finally:
             self._verified.clear()
+            _RUNNING.reset(running)
 
     def _run_elements(self, elements, op: Operation, ctx: PassContext) -> None:
         for element in elements:
@@ -481,28 +510,36 @@ class PassManager:
             return
         targets = [op] if p.ANCHOR in (op.name, "any") else list(_ops_named(op, p.ANCHOR))
         errors: list[ShardyRefError] = []
+        collect = errors if len(targets) != 1 else None
         with symbols_fixed(op) if targets != [op] else nullcontext():
             for target in targets:
-                for i in self.instrumentations:
-                    i.run_before_pass(p, target)
-                try:
-                    with blame(p.NAME, target):
-                        p.run(target, ctx)
-                except ShardyRefError as e:  # MLIR runs a nested pass on every op, then fails
-                    for i in self.instrumentations:
-                        i.run_after_pass_failed(p, target)
-                    if len(targets) == 1:
-                        raise
-                    errors.append(e)
-                else:
-                    for i in self.instrumentations:
-                        i.run_after_pass(p, target)
+                self._run_on(p, target, ctx, collect)
         if errors:
             first = errors[0]
             first.others = [*getattr(first, "others", ()), *errors[1:]]
             raise first
         if self.verify is not None:
             self._verify_if_changed(p, op)
+
+    def _run_on(self, p: Pass, target: Operation, ctx: PassContext,
+                errors: list[ShardyRefError] | None) -> None:
+        """Run ``p`` on one target between the instrumentations' hooks. A failure is raised,
+        or appended to ``errors`` when given: MLIR runs a nested pass on every op, then
+        fails."""
+        for i in self.instrumentations:
+            i.run_before_pass(p, target)
+        try:
+            with blame(p.NAME, target):
+                p.run(target, ctx)
+        except ShardyRefError as e:
+            for i in self.instrumentations:
+                i.run_after_pass_failed(p, target)
+            if errors is None:
+                raise
+            errors.append(e)
+        else:
+            for i in self.instrumentations:
+                i.run_after_pass(p, target)
 
     def _verify_if_changed(self, p: Pass, op: Operation) -> None:
         """Verify ``op`` after ``p`` unless it is exactly the IR verified after the last

@@ -65,8 +65,7 @@ def test_every_option_has_a_description_and_help_shows_it(help_text):
 
 def test_option_help_is_declared_on_the_field():
     from shardy_ref.partition.export.export_pipeline import ExportPipeline
-    from shardy_ref.propagate.basic_propagation import BasicPropagationPass
-    from shardy_ref.propagate.user_priority_propagation import UserPriorityPropagationPass
+    from shardy_ref.propagate.passes import BasicPropagationPass, UserPriorityPropagationPass
     from shardy_ref.transforms.common.propagation_options import ExportOptions
 
     def helps(cls):

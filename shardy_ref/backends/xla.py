@@ -148,15 +148,15 @@ def per_device_text(program, manual: bool) -> str:
     """Our per-device program as MLIR text for XLA; with ``manual``, every argument and
     result of its entry function marked ``mhlo.sharding = "{manual}"`` (on a copy: the
     program is not changed)."""
-    from shardy_ref.execute.interpreter import Interpreter
     from shardy_ref.ir.builtin_attrs import StringAttr
     from shardy_ref.ir.func_attrs import function_type, set_attrs
+    from shardy_ref.ir.utils import entry_function
     from shardy_ref.parser import print_module
 
     if not manual:
         return print_module(program.per_device)
     module = program.per_device.clone()
-    func = Interpreter(module).entry_function(program.function)
+    func = entry_function(module, program.function)
     signature = function_type(func)
     for kind, count in (("arg", len(signature.inputs)), ("result", len(signature.results))):
         set_attrs(func, kind, "mhlo.sharding", dict.fromkeys(range(count), StringAttr(MANUAL)))

@@ -22,8 +22,10 @@ from shardy_ref.execute.errors import InterpreterError
 from shardy_ref.execute.kernels.quant import route as route_quantized
 from shardy_ref.execute.registry import load_kernels
 from shardy_ref.execute.values import Tensor, Token, TupleValue
+from shardy_ref.ir.diagnostics import EntryFunctionError
 from shardy_ref.ir.module import Module
 from shardy_ref.ir.types import RankedTensorType, TokenType
+from shardy_ref.ir.utils import entry_function
 
 TERMINATORS = frozenset({"func.return", "stablehlo.return", "sdy.return"})
 
@@ -71,15 +73,12 @@ class Interpreter:
     # -- entry points ----------------------------------------------------------------------
     def entry_function(self, name: str = "main"):
         """The function ``name``; with the default name, also the module's only function
-        (the reference interpreter's ``getMainFunction``)."""
-        funcs = self.module.funcs
-        for f in funcs:
-            if f.attributes["sym_name"].value == name:
-                return f
-        if name == "main" and len(funcs) == 1:
-            return funcs[0]
-        raise InterpreterError(self.module.op.location,
-                               f"module must have entry func with name {name}")
+        (the reference interpreter's ``getMainFunction``:
+        :func:`~shardy_ref.ir.utils.entry_function`), as an :class:`InterpreterError`."""
+        try:
+            return entry_function(self.module.op, None if name == "main" else name)
+        except EntryFunctionError as e:
+            raise InterpreterError(e.location, e.message) from None
 
     def run(self, function: str = "main", args=()) -> list:
         """Run ``function`` on one process with run-time values ``args``."""
@@ -188,20 +187,7 @@ class Interpreter:
                 return args
             if nbytes and ctx.batch_shape:
                 self._check_memory(op, nbytes * batch_size)
-            try:
-                shared = compaction.shared_dims(ctx, args) if compact and agnostic else ()
-                out = compaction.run_once_per_copy(ctx, fn, op, args, shared) if shared \
-                    else fn(ctx, op, *args)
-            except InterpreterError as e:
-                if not e.location.is_known:
-                    e.location = op.location
-                raise
-            except MemoryError as e:
-                raise InterpreterError(op.location, f"out of memory running '{op.name}'") from e
-            except Exception as e:
-                raise InterpreterError(op.location, f"internal error running '{op.name}': "
-                                       f"{type(e).__name__}: {e}") from e
-            _bind(ctx, op, out, env)
+            _bind(ctx, op, _run_op(ctx, op, fn, args, compact and agnostic), env)
             for value in dead:
                 env.pop(value, None)
         raise InterpreterError(block.parent_op.location if block.parent_op else None,
@@ -217,6 +203,25 @@ class Interpreter:
         with self.lock:
             self.stdout.write(text)
             self.stdout.flush()
+
+
+def _run_op(ctx: Context, op, fn, args: list, compact: bool):
+    """Runs one op's kernel (with ``compact``, once per distinct copy along the batch
+    dimensions its operands share); any failure becomes an :class:`InterpreterError` at
+    the op's location."""
+    try:
+        shared = compaction.shared_dims(ctx, args) if compact else ()
+        return compaction.run_once_per_copy(ctx, fn, op, args, shared) if shared \
+            else fn(ctx, op, *args)
+    except InterpreterError as e:
+        if not e.location.is_known:
+            e.location = op.location
+        raise
+    except MemoryError as e:
+        raise InterpreterError(op.location, f"out of memory running '{op.name}'") from e
+    except Exception as e:
+        raise InterpreterError(op.location, f"internal error running '{op.name}': "
+                               f"{type(e).__name__}: {e}") from e
 
 
 def value_deaths(block, ops: list) -> dict:

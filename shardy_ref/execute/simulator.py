@@ -32,11 +32,12 @@ from shardy_ref.execute.shards import (
     unshard_compact,
 )
 from shardy_ref.execute.values import Tensor, Token
+from shardy_ref.ir.diagnostics import EntryFunctionError
 from shardy_ref.ir.sdy_axes import Mesh
 from shardy_ref.ir.sdy_reshard_cse import mesh_of
 from shardy_ref.ir.sdy_sharding import TensorSharding
 from shardy_ref.ir.types import RankedTensorType
-from shardy_ref.propagate.rules.registry import legalized_chlo
+from shardy_ref.ir.utils import entry_function
 
 PROPAGATION_PIPELINE = "sdy-propagation-pipeline"
 CHLO_LEGALIZATION = "chlo-legalize-to-stablehlo"
@@ -91,7 +92,7 @@ class SpmdProgram:
 
     def estimate_memory(self, arrays=()) -> MemoryEstimate:
         """About how many bytes a run keeps alive at its peak (:mod:`.memory`)."""
-        func = Interpreter(self.per_device).entry_function(self.function)
+        func = _entry_function(self.per_device, self.function)
         return estimate_peak(func, self.layout(), [a.varying(self.mesh) for a in self.args],
                              held=global_bytes(arrays))
 
@@ -123,7 +124,7 @@ class SpmdProgram:
         """The local arguments of every device, ``[argument][device id]``: the shards of the
         global ``arrays`` that :meth:`run` feeds its devices, for a runtime that runs the
         per-device program itself (XLA, :mod:`shardy_ref.backends.xla`)."""
-        func = Interpreter(self.per_device).entry_function(self.function)
+        func = _entry_function(self.per_device, self.function)
         self._check_arity(func, arrays)
         layout = self.layout()
         out = []
@@ -142,7 +143,7 @@ class SpmdProgram:
         id]`` (what :meth:`device_arguments`'s runtime returned): shards put back together,
         padding removed, unreduced parts summed, replicated copies checked equal, as
         :meth:`run` does."""
-        func = Interpreter(self.per_device).entry_function(self.function)
+        func = _entry_function(self.per_device, self.function)
         types = func.attributes["function_type"].value.results
         layout = self.layout()
         out = []
@@ -201,28 +202,31 @@ class SpmdProgram:
 
 def compile_spmd(module, *, function: str = "main", propagate: bool | None = None,
                  enable_halo_exchange: bool = True, filename: str = "<module>") -> SpmdProgram:
-    """Partition ``module`` (MLIR text, a parsed module op or a
-    :class:`~shardy_ref.ir.Module`; not modified) for its mesh: CHLO legalized to StableHLO
-    (as XLA does before partitioning; the special functions our legalization keeps count as
-    the pointwise ops they legalize to), ``sdy-propagation-pipeline`` unless ``propagate`` is
-    False (default: unless every op already has a sharding), then
-    ``sdy-ref-per-device-pipeline``. Raises ParseError/VerifyError/PassError, located."""
+    """Partition ``module`` (MLIR text, parsed as ``filename``; or a parsed module op or a
+    :class:`~shardy_ref.ir.Module`, cloned: never modified) for its mesh: CHLO legalized to
+    StableHLO (as XLA does before partitioning; the special functions our legalization keeps
+    count as the pointwise ops they legalize to: ``PassContext.legalized_chlo``),
+    ``sdy-propagation-pipeline`` unless ``propagate`` is False (default: unless every op
+    already has a sharding), then ``sdy-ref-per-device-pipeline``. Raises
+    ParseError/VerifyError/PassError, located."""
     from shardy_ref.ir.verify import verify_module
-    from shardy_ref.parser import parse_module, print_module
     from shardy_ref.pass_manager import PassContext, PassManager, parse_pipeline
 
-    text = module if isinstance(module, str) else print_module(getattr(module, "op", module))
-    op = parse_module(text, filename)
+    if isinstance(module, str):
+        from shardy_ref.parser import parse_module
+
+        op = parse_module(module, filename)
+    else:
+        op = getattr(module, "op", module).clone()
     verify_module(op)
     if propagate is None:
         propagate = not is_propagated(op)
-    with legalized_chlo():
-        if any(o.name.startswith("chlo.") for o in op.walk()):  # as XLA before partitioning
-            PassManager(parse_pipeline(CHLO_LEGALIZATION), verify=verify_module).run(
-                op, PassContext())
-        if propagate:
-            PassManager(parse_pipeline(PROPAGATION_PIPELINE), verify=verify_module).run(
-                op, PassContext())
+    if any(o.name.startswith("chlo.") for o in op.walk()):  # as XLA before partitioning
+        PassManager(parse_pipeline(CHLO_LEGALIZATION), verify=verify_module).run(
+            op, PassContext(legalized_chlo=True))
+    if propagate:
+        PassManager(parse_pipeline(PROPAGATION_PIPELINE), verify=verify_module).run(
+            op, PassContext(legalized_chlo=True))
     propagated = op.clone()  # the propagated module, kept as it is before partitioning
     func = _entry_function(op, function)
     _check_static(func)
@@ -231,10 +235,9 @@ def compile_spmd(module, *, function: str = "main", propagate: bool | None = Non
     _check_one_mesh(op, mesh)
     count = len(device_ids(mesh)) if not mesh.is_maximal else 1
     halo = str(enable_halo_exchange).lower()
-    with legalized_chlo():
-        PassManager(parse_pipeline(f"sdy-ref-per-device-pipeline{{enable-halo-exchange="
-                                   f"{halo} partition-count={count}}}"),
-                    verify=verify_module).run(op, PassContext())
+    PassManager(parse_pipeline(f"sdy-ref-per-device-pipeline{{enable-halo-exchange="
+                               f"{halo} partition-count={count}}}"),
+                verify=verify_module).run(op, PassContext(legalized_chlo=True))
     return SpmdProgram(op, propagated, func.attributes["sym_name"].value, mesh,
                        tuple(args), tuple(results))
 
@@ -263,19 +266,12 @@ def is_propagated(module_op) -> bool:
 
 
 def _entry_function(module_op, name: str):
-    """The function to run: ``name``, or a module's only function when ``name`` is main;
-    a definition (a declaration has no body to run)."""
-    funcs = [op for op in module_op.regions[0].blocks[0] if op.name == "func.func"]
-    found = next((f for f in funcs if f.attributes["sym_name"].value == name), None)
-    if found is None and name == "main" and len(funcs) == 1:
-        found = funcs[0]
-    if found is None:
-        raise InterpreterError(module_op.location,
-                               f"module must have entry func with name {name}")
-    if not found.regions or not found.regions[0].blocks:
-        raise InterpreterError(found.location, f"function @{found.attributes['sym_name'].value}"
-                               " has no body to run")
-    return found
+    """The function to run (:func:`~shardy_ref.ir.utils.entry_function`, ``main`` meaning
+    the default): a definition, since a declaration has no body to run."""
+    try:
+        return entry_function(module_op, None if name == "main" else name, require_body=True)
+    except EntryFunctionError as e:
+        raise InterpreterError(e.location, e.message) from None
 
 
 def _check_static(func) -> None:

@@ -48,6 +48,7 @@ class ShardyRefError(Exception):
     """Base of the errors this project reports about its input; never a Python bug."""
 
     severity = "error"
+    exit_status = 1  # a command line's exit status when this error ends it
 
     def __init__(self, location: Location | None, message: str,
                  notes: list[Diagnostic] | None = None):
@@ -74,3 +75,26 @@ class VerifyError(ShardyRefError):
 
 class PassError(ShardyRefError):
     """A pass cannot handle its input (unsupported construct, bad option, ...)."""
+
+
+class EntryFunctionError(ShardyRefError):
+    """The module has no function to run or show under the name asked for (or it is a
+    declaration, with no body to run)."""
+
+
+class ToolError(ShardyRefError):
+    """A problem with a command's own inputs (files, flags), not with the module: no
+    location, printed after the command's name (``shardy-ref run: error: ...``)."""
+
+    def __init__(self, message: str):
+        super().__init__(None, message)
+
+    def __str__(self) -> str:
+        return _printable(self.message)
+
+
+class UsageError(ToolError):
+    """A command line the tool cannot make sense of (an unknown flag, a bad value); exit
+    status 2 as argparse's, unless the command says otherwise."""
+
+    exit_status = 2

@@ -17,4 +17,5 @@ def _constant_name(op):
     return [f"c{value.value}_{t}" if isinstance(t, IntegerType) else f"c{value.value}"]
 
 
-register("arith.constant", inherent=("value",), pure=True, result_names=_constant_name)
+register("arith.constant", "ConstantLike Pure", inherent=("value",),
+         result_names=_constant_name)

@@ -7,7 +7,6 @@ https://github.com/openxla/stablehlo/blob/3c9301c116f97fbaf696959a0ede32712aec58
 ``chlo.top_k``'s ``is_stable`` is not inherent here: the oracle's CHLO (jaxlib 0.10.2,
 StableHLO 1.17) predates it and prints it in the attr-dict, which we follow byte for byte.
 """
-from shardy_ref.ir import op_traits
 from shardy_ref.ir.chlo_families import ALL_OPS, BROADCAST_BINARY
 from shardy_ref.ir.opdefs import register
 
@@ -36,14 +35,13 @@ def _scan_arg_names(op, region_index):
     return ["input" if i < n_inputs else "carry" for i in range(n)]
 
 
+# op -> its traits the implementation consults: every CHLO op is Pure except scan, whose
+# effects are its body's. (CHLO's ``Elementwise``/``BroadcastingElementwise`` are left out:
+# Shardy sees CHLO only after XLA legalized it to StableHLO.)
+_TRAITS = {"chlo.constant": "ConstantLike Pure",
+           "chlo.scan": "IsolatedFromAbove RecursiveMemoryEffects"}
+
 for _name in ALL_OPS:
-    register(_name, inherent=_INHERENT.get(_name, ()), pure=_name != "chlo.scan",
-             isolated_from_above=_name == "chlo.scan",
+    register(_name, _TRAITS.get(_name, "Pure"), inherent=_INHERENT.get(_name, ()),
              result_names=_top_k_names if _name == "chlo.top_k" else None,
              block_arg_names=_scan_arg_names if _name == "chlo.scan" else None)
-
-# Memory effects (for dead-code elimination): every CHLO op is Pure except scan, whose
-# effects are its body's (RecursiveMemoryEffects).
-op_traits.EFFECTS.update({name: op_traits.NO_EFFECTS for name in ALL_OPS})
-op_traits.EFFECTS["chlo.scan"] = op_traits.RECURSIVE
-op_traits.CONSTANT_LIKE["chlo.constant"] = "value"

@@ -4,18 +4,18 @@ not "pure": unused ones are kept): inherent attributes and traits from upstream 
 ``shardy_ref.parser``."""
 from shardy_ref.ir.opdefs import register
 
-register("sdy.mesh", inherent=("mesh", "sym_name"), symbol=True)
+register("sdy.mesh", "Symbol", inherent=("mesh", "sym_name"))
 register("sdy.sharding_constraint", inherent=("sharding",))
-register("sdy.reshard", inherent=("sharding",), pure=True)
-register("sdy.return", terminator=True, pure=True)
-register("sdy.manual_computation",
-         inherent=("in_shardings", "manual_axes", "out_shardings"), isolated_from_above=True)
+register("sdy.reshard", "Pure", inherent=("sharding",))
+register("sdy.return", "Pure Terminator")
+register("sdy.manual_computation", "IsolatedFromAbove RecursiveMemoryEffects",
+         inherent=("in_shardings", "manual_axes", "out_shardings"))
 register("sdy.sharding_group", inherent=("group_id",))
-register("sdy.constant", inherent=("value",), pure=True)
+register("sdy.constant", "Pure", inherent=("value",))
 register("sdy.data_flow_edge", inherent=("sharding",))
-register("sdy.propagation_barrier", inherent=("allowed_direction",), pure=True)
-register("sdy.named_computation", inherent=("in_shardings", "name", "out_shardings"),
-         isolated_from_above=True)
+register("sdy.propagation_barrier", "Pure", inherent=("allowed_direction",))
+register("sdy.named_computation", "IsolatedFromAbove RecursiveMemoryEffects",
+         inherent=("in_shardings", "name", "out_shardings"))
 register("sdy.all_gather", inherent=("gathering_axes", "out_sharding"))
 register("sdy.all_slice", inherent=("out_sharding", "slicing_axes"))
 register("sdy.all_to_all", inherent=("out_sharding", "params"))

@@ -1,5 +1,6 @@
 """Ops of the StableHLO dialect: inherent attributes, traits, and the names ops give their
 results and block arguments (``StablehloOps.td``). See https://openxla.org/stablehlo/spec."""
+from shardy_ref.ir.builtin_attrs import IntegerAttr
 from shardy_ref.ir.opdefs import register
 from shardy_ref.ir.types import IntegerType
 
@@ -19,19 +20,149 @@ def _named(*names):
     return lambda op: list(names)
 
 
-# Ops without side effects (MLIR ``Pure``): erased when their results are unused.
-_PURE = """abs add and atan2 bitcast_convert broadcast broadcast_in_dim cbrt ceil clamp
-complex compare concatenate constant convert cosine count_leading_zeros divide dot
-dot_general dynamic_broadcast_in_dim dynamic_gather dynamic_iota dynamic_pad dynamic_reshape
-dynamic_slice dynamic_update_slice einsum exponential exponential_minus_one fft floor gather
-get_dimension_size get_tuple_element imag iota is_finite log log_plus_one logistic maximum
-minimum multiply negate not or pad popcnt power real real_dynamic_slice reduce_precision
-remainder reshape reverse round_nearest_afz round_nearest_even rsqrt select shift_left
-shift_right_arithmetic shift_right_logical sign sine slice sqrt subtract tan tanh transpose
-tuple unary_einsum uniform_dequantize uniform_quantize xor map reduce sort scatter
-reduce_window select_and_scatter triangular_solve cholesky batch_norm_inference
-batch_norm_training batch_norm_grad convolution dynamic_conv torch_index_select
-set_dimension_size rng_bit_generator""".split()
+# The traits of StablehloOps.td's op classes: ``StableHLO_UnaryElementwiseOp`` and
+# ``StableHLO_BinaryElementwiseOp`` (whose ops also share an assembly format).
+_UNARY = "Elementwise NoMemoryEffect SpeculatableIfStaticDimInOutputIsStaticInInput"
+_BINARY = "Elementwise NoMemoryEffect SpeculatableIfAllInputsStatic"
+_COMPATIBLE = "CompatibleOperandsAndResultType"  # HLO_CompatibleOperandsAndResultType
+_LOGICAL = f"{_BINARY} Commutative {_COMPATIBLE}"  # StableHLO_BinaryBiwiseOrLogicalElementwiseOp
+
+# op -> (the assembly format it shares, its traits): StablehloOps.td, with the traits this
+# implementation consults (``HLO_`` prefixes dropped; ``ConditionallySpeculatable`` is
+# implied by the ``Speculatable*`` ones).
+_OPS: dict[str, tuple[str, str]] = {
+    "abs": ("unary", _UNARY),
+    "add": ("binary", f"{_BINARY} Commutative"),
+    "after_all": ("", "Pure"),
+    "all_gather": ("", ""),
+    "all_reduce": ("", ""),
+    "all_to_all": ("", ""),
+    "and": ("binary", _LOGICAL),
+    "async_done": ("", ""),
+    "async_start": ("", ""),
+    "atan2": ("binary", f"{_BINARY} {_COMPATIBLE}"),
+    "batch_norm_grad": ("", "NoMemoryEffect SpeculatableIfAllInputsStatic"),
+    "batch_norm_inference": ("", "NoMemoryEffect SpeculatableIfAllInputsStatic"),
+    "batch_norm_training": ("", "NoMemoryEffect SpeculatableIfAllInputsStatic"),
+    "bitcast_convert": ("functional", "NoMemoryEffect"),
+    "broadcast": ("", "Pure"),
+    "broadcast_in_dim": ("", "NoMemoryEffect SpeculatableIfAllInputsStatic"),
+    "case": ("", "RecursiveMemoryEffects"),
+    "cbrt": ("unary", f"{_UNARY} {_COMPATIBLE}"),
+    "ceil": ("unary", f"{_UNARY} {_COMPATIBLE}"),
+    "cholesky": ("", "NoMemoryEffect"),
+    "clamp": ("", "BroadcastingElementwise NoMemoryEffect SpeculatableIfAllInputsStatic"),
+    "collective_broadcast": ("", ""),
+    "collective_permute": ("", ""),
+    "compare": ("", "Elementwise NoMemoryEffect SpeculatableIfAllInputsStatic"),
+    "complex": ("", _BINARY),
+    "composite": ("", ""),
+    "concatenate": ("", "NoMemoryEffect"),
+    "constant": ("", "ConstantLike Pure"),
+    "convert": ("unary", _UNARY),
+    "convolution": ("", "NoMemoryEffect"),
+    "cosine": ("unary", f"{_UNARY} {_COMPATIBLE}"),
+    "count_leading_zeros": ("unary", f"{_UNARY} {_COMPATIBLE}"),
+    "create_token": ("", "Pure"),
+    "cross-replica-sum": ("", f"Pure {_COMPATIBLE}"),
+    "custom_call": ("", ""),
+    "divide": ("binary", f"{_BINARY} {_COMPATIBLE}"),
+    "dot": ("", "Pure"),
+    "dot_general": ("", "NoMemoryEffect"),
+    "dynamic_broadcast_in_dim": ("", "NoMemoryEffect"),
+    "dynamic_conv": ("", "NoMemoryEffect"),
+    "dynamic_gather": ("", "NoMemoryEffect"),
+    "dynamic_iota": ("", "NoMemoryEffect"),
+    "dynamic_pad": ("functional", "NoMemoryEffect"),
+    "dynamic_reshape": ("functional", "NoMemoryEffect"),
+    "dynamic_slice": ("", "Pure"),
+    "dynamic_update_slice": ("functional", "Pure"),
+    "einsum": ("", "Pure"),
+    "exponential": ("unary", f"{_UNARY} {_COMPATIBLE}"),
+    "exponential_minus_one": ("unary", f"{_UNARY} {_COMPATIBLE}"),
+    "fft": ("", "NoMemoryEffect"),
+    "floor": ("unary", f"{_UNARY} {_COMPATIBLE}"),
+    "gather": ("", "NoMemoryEffect"),
+    "get_dimension_size": ("", "Pure"),
+    "get_tuple_element": ("", "Pure"),
+    "if": ("", "RecursiveMemoryEffects"),
+    "imag": ("unary", _UNARY),
+    "infeed": ("", ""),
+    "iota": ("", "Pure"),
+    "is_finite": ("functional", _UNARY),
+    "log": ("unary", f"{_UNARY} {_COMPATIBLE}"),
+    "log_plus_one": ("unary", f"{_UNARY} {_COMPATIBLE}"),
+    "logistic": ("unary", f"{_UNARY} {_COMPATIBLE}"),
+    "map": ("", "RecursiveMemoryEffects"),
+    "maximum": ("binary", f"{_BINARY} Commutative {_COMPATIBLE}"),
+    "minimum": ("binary", f"{_BINARY} Commutative {_COMPATIBLE}"),
+    "multiply": ("binary", f"{_BINARY} Commutative {_COMPATIBLE}"),
+    "negate": ("unary", f"{_UNARY} {_COMPATIBLE}"),
+    "not": ("unary", f"{_UNARY} {_COMPATIBLE}"),
+    "optimization_barrier": ("", "Pure"),
+    "or": ("binary", _LOGICAL),
+    "outfeed": ("", ""),
+    "pad": ("", "NoMemoryEffect SpeculatableIfStaticDimInOutputIsStaticInInput"),
+    "partition_id": ("", "Pure"),
+    "popcnt": ("unary", f"{_UNARY} {_COMPATIBLE}"),
+    "power": ("binary", f"{_BINARY} {_COMPATIBLE}"),
+    "real": ("unary", _UNARY),
+    "real_dynamic_slice": ("functional", "NoMemoryEffect"),
+    "recv": ("", ""),
+    "reduce": ("", "RecursiveMemoryEffects"),
+    "reduce_precision": ("", f"{_UNARY} {_COMPATIBLE}"),  # _UNARY's traits, not its syntax
+    "reduce_scatter": ("", ""),
+    "reduce_window": ("", "RecursiveMemoryEffects"),
+    "remainder": ("binary", f"{_BINARY} {_COMPATIBLE}"),
+    "replica_id": ("", "Pure"),
+    "reshape": ("functional", "NoMemoryEffect"),
+    "reverse": ("", "NoMemoryEffect SpeculatableIfStaticDimInOutputIsStaticInInput"),
+    "rng": ("", ""),
+    "rng_bit_generator": ("", "NoMemoryEffect SpeculatableIfStaticDimInOutputIsStaticInInput"),
+    "round_nearest_afz": ("unary", f"{_UNARY} {_COMPATIBLE}"),
+    "round_nearest_even": ("unary", f"{_UNARY} {_COMPATIBLE}"),
+    "rsqrt": ("unary", f"{_UNARY} {_COMPATIBLE}"),
+    "scatter": ("", "RecursiveMemoryEffects"),
+    "select": ("", "BroadcastingElementwise NoMemoryEffect SpeculatableIfAllInputsStatic"),
+    "select_and_scatter": ("", "RecursiveMemoryEffects"),
+    "send": ("", ""),
+    "set_dimension_size": ("", "NoMemoryEffect"),
+    "shift_left": ("binary", f"{_BINARY} {_COMPATIBLE}"),
+    "shift_right_arithmetic": ("binary", f"{_BINARY} {_COMPATIBLE}"),
+    "shift_right_logical": ("binary", f"{_BINARY} {_COMPATIBLE}"),
+    "sign": ("unary", f"{_UNARY} {_COMPATIBLE}"),
+    "sine": ("unary", f"{_UNARY} {_COMPATIBLE}"),
+    "slice": ("", "NoMemoryEffect SpeculatableIfStaticDimInOutputIsStaticInInput"),
+    "sort": ("", "RecursiveMemoryEffects"),
+    "sqrt": ("unary", f"{_UNARY} {_COMPATIBLE}"),
+    "subtract": ("binary", f"{_BINARY} {_COMPATIBLE}"),
+    "tan": ("unary", f"{_UNARY} {_COMPATIBLE}"),
+    "tanh": ("unary", f"{_UNARY} {_COMPATIBLE}"),
+    "torch_index_select": ("", "Pure"),
+    "transpose": ("", "NoMemoryEffect"),
+    "triangular_solve": ("", "NoMemoryEffect"),
+    "tuple": ("", "Pure"),
+    "unary_einsum": ("", "Pure"),
+    "uniform_dequantize": ("unary", _UNARY),
+    "uniform_quantize": ("unary", _UNARY),
+    "while": ("", "RecursiveMemoryEffects"),
+    "xor": ("binary", _LOGICAL),
+}
+
+
+def _custom_call_effects(op) -> tuple[str, ...]:
+    """``CustomCallOp::getEffects``: allocate/free/write/read when ``has_side_effect``."""
+    flag = op.attributes.get("has_side_effect")
+    if isinstance(flag, IntegerAttr) and flag.value:  # a BoolAttr (i1)
+        return ("allocate", "free", "write", "read")
+    return ()
+
+
+# op -> its memory effects: ``MemoryEffects<[MemRead<...>, MemWrite<...>]>`` on a resource
+# of the op's own, or ``getEffects``
+_READ_WRITE = ("read", "write")
+_MEMORY_EFFECTS = {"infeed": _READ_WRITE, "outfeed": _READ_WRITE, "recv": _READ_WRITE,
+                   "send": _READ_WRITE, "custom_call": _custom_call_effects}
 
 # op -> inherent attribute names (properties), from StablehloOps.td
 _INHERENT = {
@@ -74,10 +205,12 @@ _INHERENT = {
     "triangular_solve": "left_side lower unit_diagonal transpose_a", "map": "dimensions",
     "infeed": "infeed_config layout", "outfeed": "outfeed_config",
     "torch_index_select": "dim batch_dims", "cross-replica-sum": "replica_groups",
+    "cbrt": "result_accuracy", "cosine": "result_accuracy", "exponential": "result_accuracy",
+    "exponential_minus_one": "result_accuracy", "log": "result_accuracy",
+    "log_plus_one": "result_accuracy", "logistic": "result_accuracy", "rsqrt": "result_accuracy",
+    "sine": "result_accuracy", "sqrt": "result_accuracy", "tan": "result_accuracy",
+    "tanh": "result_accuracy",
 }
-for _name in ("cbrt cosine exponential exponential_minus_one log log_plus_one logistic rsqrt "
-              "sine sqrt tan tanh").split():
-    _INHERENT[_name] = "result_accuracy"
 
 _RESULT_NAMES = {
     "constant": _constant_name,
@@ -86,13 +219,10 @@ _RESULT_NAMES = {
     "batch_norm_grad": _named("grad_operand", "grad_scale", "grad_offset"),
 }
 
-_OTHERS = """after_all all_gather all_reduce all_to_all case collective_broadcast
-collective_permute create_token custom_call if infeed optimization_barrier outfeed
-partition_id recv reduce_scatter replica_id rng send while composite async_start async_done
-cross-replica-sum""".split()
-
-for _name in sorted({*_PURE, *_INHERENT, *_OTHERS}):
-    register(f"stablehlo.{_name}", inherent=tuple(sorted(_INHERENT.get(_name, "").split())),
-             pure=_name in _PURE, result_names=_RESULT_NAMES.get(_name),
+for _name in sorted(_OPS):
+    _syntax, _traits = _OPS[_name]
+    register(f"stablehlo.{_name}", _traits, syntax=_syntax,
+             inherent=tuple(sorted(_INHERENT.get(_name, "").split())),
+             memory_effects=_MEMORY_EFFECTS.get(_name), result_names=_RESULT_NAMES.get(_name),
              block_arg_names=_iter_arg_names if _name == "while" else None)
-register("stablehlo.return", terminator=True, pure=True)
+register("stablehlo.return", "Pure Terminator")

@@ -16,14 +16,30 @@ from dataclasses import dataclass, field
 class OpDef:
     name: str
     inherent: tuple[str, ...] = ()
-    isolated_from_above: bool = False
-    terminator: bool = False
-    pure: bool = False  # no memory effects: trivially dead when unused
-    symbol: bool = False
+    # upstream ODS trait names (``Pure``, ``Elementwise``, ``Terminator``...; StableHLO's
+    # ``HLO_`` prefix dropped): every list of ops sharing a property is derived from these
+    traits: frozenset[str] = frozenset()
+    # the assembly format the op shares with others (``unary``, ``binary``, ``functional``:
+    # :mod:`shardy_ref.parser.stablehlo_formats`), or "" (its own, or generic only)
+    syntax: str = ""
+    # ``MemoryEffects<[...]>`` or ``getEffects``: the effect kinds, or op -> effect kinds
+    memory_effects: tuple[str, ...] | Callable | None = field(default=None, compare=False)
     # op -> one name per result ("" = number it), or None for the default numbering
     result_names: Callable | None = field(default=None, compare=False)
     # (op, region index) -> one name per entry block argument, or None
     block_arg_names: Callable | None = field(default=None, compare=False)
+
+    @property
+    def isolated_from_above(self) -> bool:
+        return "IsolatedFromAbove" in self.traits
+
+    @property
+    def terminator(self) -> bool:
+        return "Terminator" in self.traits
+
+    @property
+    def symbol(self) -> bool:
+        return "Symbol" in self.traits
 
 
 OPS: dict[str, OpDef] = {}
@@ -31,8 +47,9 @@ _LOAD_LOCK = threading.RLock()  # threads wait for the dialect modules to finish
 _loaded = False
 
 
-def register(name: str, **kwargs) -> OpDef:
-    d = OpDef(name, **kwargs)
+def register(name: str, traits: str = "", **kwargs) -> OpDef:
+    """Define op ``name``; ``traits`` are space-separated ODS trait names."""
+    d = OpDef(name, traits=frozenset(traits.split()), **kwargs)
     OPS[name] = d
     return d
 
@@ -42,6 +59,20 @@ def op_def(name: str) -> OpDef | None:
     if not _loaded:
         _load_dialects()
     return OPS.get(name)
+
+
+def registered_ops() -> dict[str, OpDef]:
+    """Every registered op's definition, by name (all dialects loaded)."""
+    if not _loaded:
+        _load_dialects()
+    return OPS
+
+
+def ops_with_trait(trait: str, dialect: str | None = None) -> tuple[str, ...]:
+    """The names of the registered ops (of ``dialect``, if given) that have ``trait``,
+    sorted."""
+    return tuple(sorted(name for name, d in registered_ops().items() if trait in d.traits
+                        and (dialect is None or name.partition(".")[0] == dialect)))
 
 
 def is_registered_dialect(dialect: str) -> bool:

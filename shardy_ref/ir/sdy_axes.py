@@ -58,6 +58,32 @@ class MeshAxis(SdyAttr):
 
 
 
+def _duplicate_axis_name(axes) -> str | None:
+    """``MeshAttr::verify``'s unique-names check: the first repeated axis name's message."""
+    seen: set[str] = set()
+    for axis in axes:
+        if axis.name in seen:
+            return f'duplicate axis name: "{axis.name}"'
+        seen.add(axis.name)
+    return None
+
+
+def _verify_device_ids_cover_mesh(axes, device_ids) -> str | None:
+    """``MeshAttr::verify``'s explicit ``device_ids`` checks: as many ids as the mesh has
+    devices, and a permutation of ``iota``."""
+    total = 1
+    for axis in axes:
+        total *= axis.size
+    if total != len(device_ids):
+        return ("total product of axis sizes must match total number of device ids, "
+                f"got: {total} != {len(device_ids)}")
+    ordered = sorted(device_ids)
+    if ordered != list(range(len(ordered))):
+        return ("sorted device ids must be iota(product(axes)), got: "
+                + ", ".join(map(str, ordered)))
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class Mesh(SdyAttr):
     """A mesh: axes and an optional device order (sdy_dialect#meshattr).
@@ -89,24 +115,12 @@ class Mesh(SdyAttr):
             if len(device_ids) > 1:
                 return "axes is empty and device_ids has more than one element"
             return None
-        seen: set[str] = set()
-        for axis in axes:
-            if axis.name in seen:
-                return f'duplicate axis name: "{axis.name}"'
-            seen.add(axis.name)
+        duplicate = _duplicate_axis_name(axes)
+        if duplicate is not None:
+            return duplicate
         if not device_ids:
             return None
-        total = 1
-        for axis in axes:
-            total *= axis.size
-        if total != len(device_ids):
-            return ("total product of axis sizes must match total number of device ids, "
-                    f"got: {total} != {len(device_ids)}")
-        ordered = sorted(device_ids)
-        if ordered != list(range(len(ordered))):
-            return ("sorted device ids must be iota(product(axes)), got: "
-                    + ", ".join(map(str, ordered)))
-        return None
+        return _verify_device_ids_cover_mesh(axes, device_ids)
 
     def params(self) -> str:
         axes = ", ".join(a.params() for a in self.axes)

@@ -8,13 +8,14 @@ from collections.abc import Callable, Sequence
 
 from shardy_ref.ir.call_graph import FUNC_OP, get_func_or_die
 from shardy_ref.ir.constants import DATA_FLOW_EDGE, SHARDING_RULE_ATTR
+from shardy_ref.ir.diagnostics import EntryFunctionError
 from shardy_ref.ir.func_attrs import function_type, get_arg_attr
 from shardy_ref.ir.operation import BlockArgument, Operation, Value
 from shardy_ref.ir.sdy_axes import Mesh
 from shardy_ref.ir.sdy_rules import OpShardingRule
 from shardy_ref.ir.sdy_sharding import TensorSharding, TensorShardingPerValue
 from shardy_ref.ir.sharding_walker import lookup_mesh
-from shardy_ref.ir.symbols import SymbolTable
+from shardy_ref.ir.symbols import SymbolTable, symbol_name
 from shardy_ref.ir.types import RankedTensorType, VectorType, tensor_rank
 from shardy_ref.ir.value_sharding import (
     DATA_FLOW_OPS,
@@ -91,6 +92,26 @@ def main_func_or_die(module: Operation, table: SymbolTable) -> Operation:
     if len(funcs) == 1:
         return funcs[0]
     return get_func_or_die(MAIN_FUNC_NAME, table, funcs[0] if funcs else None)
+
+
+def entry_function(module: Operation, name: str | None = None, *,
+                   require_body: bool = False) -> Operation:
+    """The function a tool runs or shows: the one named ``name``; without a name,
+    ``@main``, else the module's only function (the StableHLO reference interpreter's
+    ``getMainFunction``, and its message). With ``require_body``, a declaration is refused
+    too."""
+    funcs = [op for op in module.regions[0].blocks[0] if op.name == FUNC_OP]
+    wanted = name or MAIN_FUNC_NAME
+    found = next((f for f in funcs if symbol_name(f) == wanted), None)
+    if found is None and name is None and len(funcs) == 1:
+        found = funcs[0]
+    if found is None:
+        raise EntryFunctionError(module.location,
+                                 f"module must have entry func with name {wanted}")
+    if require_body and not (found.regions and found.regions[0].blocks):
+        raise EntryFunctionError(found.location, f"function @{symbol_name(found)} has no "
+                                 "body to run")
+    return found
 
 
 def is_static_shaped(value: Value) -> bool:

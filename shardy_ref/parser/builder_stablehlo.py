@@ -7,6 +7,9 @@ read from the generic form. Ops sharing the common shape are read against their
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import ClassVar
+
 from lark import Token
 
 from shardy_ref._lazy import lazy_module
@@ -88,52 +91,79 @@ class StablehloBuilder:
             raise self.error(_token_of(head, tok), f"custom op '{tok}' expected '{element.key}'")
 
     def _store_clause(self, key_tok, clause: Clause, value, inherent: dict) -> None:
-        kind = clause.kind
-        if kind == "i64_array":
-            inherent[clause.attr] = _i64_array(self._ints(key_tok, value))
-        elif kind == "i64":
-            inherent[clause.attr] = ba.IntegerAttr(self._int(key_tok, value), I64)
-        elif kind == "bool":
-            text = str(value)
-            if text not in ("true", "false", "1", "0"):
-                raise self.error(key_tok, f"expected 'true' or 'false' for '{clause.key}'")
-            inherent[clause.attr] = ba.bool_attr(text in ("true", "1"))
-        elif kind == "string":
-            if not (isinstance(value, Token) and value.type == "STRING"):
-                raise self.error(key_tok, f"expected a string for '{clause.key}'")
-            inherent[clause.attr] = ba.StringAttr(self.string(value))
-        elif kind.startswith("enum:"):
-            inherent[clause.attr] = self._enum(value, kind[5:])
-        elif kind == "precision":
-            names = [n for n in value] if isinstance(value, ShloList) else None
-            if names is None:
-                raise self.error(key_tok, "expected '['")
-            inherent[clause.attr] = self._precision(key_tok, names)
-        elif kind == "algorithm":
-            if not (isinstance(value, Token) and value.type == "OPAQUE_BODY"):
-                raise self.error(key_tok, "expected '<'")
-            inherent[clause.attr] = self._shlo_attr(value, "#stablehlo.dot_algorithm", str(value))
-        elif kind in ("dot_batching", "dot_contracting"):
-            if not (isinstance(value, tuple) and value[0] == "pair"):
-                raise self.error(key_tok, "expected 'x'")
-            lhs, rhs = self._ints(key_tok, value[1]), self._ints(key_tok, value[2])
-            dims = inherent.get(clause.attr, sa.DotDimensionNumbers())
-            if kind == "dot_batching":
-                dims = dims.replace(lhs_batching_dimensions=tuple(lhs),
-                                    rhs_batching_dimensions=tuple(rhs))
-            else:
-                dims = dims.replace(lhs_contracting_dimensions=tuple(lhs),
-                                    rhs_contracting_dimensions=tuple(rhs))
-            inherent[clause.attr] = dims
-        elif kind == "fp_format":
-            text = str(value)
-            if not (text.startswith("e") and "m" in text):
-                raise self.error(key_tok, f"expected a format like e5m10, got '{text}'")
-            e, _, m = text[1:].partition("m")
-            inherent["exponent_bits"] = ba.IntegerAttr(int(e), I32)
-            inherent["mantissa_bits"] = ba.IntegerAttr(int(m), I32)
-        else:  # pragma: no cover - the format table only uses the kinds above
-            raise AssertionError(kind)
+        """Reads the value of a ``key = value`` clause into ``inherent``, as its kind says
+        (``enum:<kind>`` clauses share one reader)."""
+        reader = self._CLAUSE_READERS.get(clause.kind.partition(":")[0])
+        if reader is None:  # pragma: no cover - the format table only uses the kinds below
+            raise AssertionError(clause.kind)
+        reader(self, key_tok, clause, value, inherent)
+
+    def _clause_i64_array(self, key_tok, clause: Clause, value, inherent: dict) -> None:
+        inherent[clause.attr] = _i64_array(self._ints(key_tok, value))
+
+    def _clause_i64(self, key_tok, clause: Clause, value, inherent: dict) -> None:
+        inherent[clause.attr] = ba.IntegerAttr(self._int(key_tok, value), I64)
+
+    def _clause_bool(self, key_tok, clause: Clause, value, inherent: dict) -> None:
+        text = str(value)
+        if text not in ("true", "false", "1", "0"):
+            raise self.error(key_tok, f"expected 'true' or 'false' for '{clause.key}'")
+        inherent[clause.attr] = ba.bool_attr(text in ("true", "1"))
+
+    def _clause_string(self, key_tok, clause: Clause, value, inherent: dict) -> None:
+        if not (isinstance(value, Token) and value.type == "STRING"):
+            raise self.error(key_tok, f"expected a string for '{clause.key}'")
+        inherent[clause.attr] = ba.StringAttr(self.string(value))
+
+    def _clause_enum(self, key_tok, clause: Clause, value, inherent: dict) -> None:
+        inherent[clause.attr] = self._enum(value, clause.kind[5:])
+
+    def _clause_precision(self, key_tok, clause: Clause, value, inherent: dict) -> None:
+        names = [n for n in value] if isinstance(value, ShloList) else None
+        if names is None:
+            raise self.error(key_tok, "expected '['")
+        inherent[clause.attr] = self._precision(key_tok, names)
+
+    def _clause_algorithm(self, key_tok, clause: Clause, value, inherent: dict) -> None:
+        if not (isinstance(value, Token) and value.type == "OPAQUE_BODY"):
+            raise self.error(key_tok, "expected '<'")
+        inherent[clause.attr] = self._shlo_attr(value, "#stablehlo.dot_algorithm", str(value))
+
+    def _clause_dot_dims(self, key_tok, clause: Clause, value, inherent: dict) -> None:
+        """``dot_batching``/``dot_contracting``: one half of the ``dot_dimension_numbers``
+        attribute, merged with the other half if already read."""
+        if not (isinstance(value, tuple) and value[0] == "pair"):
+            raise self.error(key_tok, "expected 'x'")
+        lhs, rhs = self._ints(key_tok, value[1]), self._ints(key_tok, value[2])
+        dims = inherent.get(clause.attr, sa.DotDimensionNumbers())
+        if clause.kind == "dot_batching":
+            dims = dims.replace(lhs_batching_dimensions=tuple(lhs),
+                                rhs_batching_dimensions=tuple(rhs))
+        else:
+            dims = dims.replace(lhs_contracting_dimensions=tuple(lhs),
+                                rhs_contracting_dimensions=tuple(rhs))
+        inherent[clause.attr] = dims
+
+    def _clause_fp_format(self, key_tok, clause: Clause, value, inherent: dict) -> None:
+        text = str(value)
+        if not (text.startswith("e") and "m" in text):
+            raise self.error(key_tok, f"expected a format like e5m10, got '{text}'")
+        e, _, m = text[1:].partition("m")
+        inherent["exponent_bits"] = ba.IntegerAttr(int(e), I32)
+        inherent["mantissa_bits"] = ba.IntegerAttr(int(m), I32)
+
+    _CLAUSE_READERS: ClassVar[dict[str, Callable]] = {
+        "i64_array": _clause_i64_array,
+        "i64": _clause_i64,
+        "bool": _clause_bool,
+        "string": _clause_string,
+        "enum": _clause_enum,
+        "precision": _clause_precision,
+        "algorithm": _clause_algorithm,
+        "dot_batching": _clause_dot_dims,
+        "dot_contracting": _clause_dot_dims,
+        "fp_format": _clause_fp_format,
+    }
 
     def _ints(self, tok, value) -> list[int]:
         if not isinstance(value, ShloList):

@@ -57,15 +57,9 @@ def translate_lark_error(e: UnexpectedInput, text: str, filename: str,
         col = pos - (text.rfind("\n", 0, pos) + 1) + 1
         return Location(filename, line + line_offset, col)
 
-    pos = _error_pos(e)
-    if pos is not None and pos < len(text) and text[pos] in "<[{":
-        found = None
-        if text[pos] == "<" and _DIALECT_ID_BEFORE.search(text[max(0, pos - 200):pos]):
-            found = unbalanced_dialect_body(text, pos, at)
-        if text[pos] == "<" or not _wants_sdy_attr(e, terminals):
-            found = found or _sdy_slot_error(e, text, pos, at)
-        if found is not None:
-            return found
+    found = _bracket_error(e, text, _error_pos(e), terminals, at)
+    if found is not None:
+        return found
     if isinstance(e, UnexpectedCharacters):
         return _unexpected_character(e, text, terminals, at)
     if isinstance(e, UnexpectedEOF) or (isinstance(e, UnexpectedToken)
@@ -89,6 +83,21 @@ def translate_lark_error(e: UnexpectedInput, text: str, filename: str,
     line = getattr(e, "line", 1)
     return ParseError(Location(filename, line + line_offset, getattr(e, "column", 1)),
                       str(e).splitlines()[0])
+
+
+def _bracket_error(e: UnexpectedInput, text: str, pos: int | None, terminals,
+                   at) -> ParseError | None:
+    """An error at an opening bracket: an unbalanced dialect attribute or type body
+    (after a dialect identifier), else the error inside a bracketed sdy slot; None if
+    neither applies."""
+    if pos is None or pos >= len(text) or text[pos] not in "<[{":
+        return None
+    found = None
+    if text[pos] == "<" and _DIALECT_ID_BEFORE.search(text[max(0, pos - 200):pos]):
+        found = unbalanced_dialect_body(text, pos, at)
+    if text[pos] == "<" or not _wants_sdy_attr(e, terminals):
+        found = found or _sdy_slot_error(e, text, pos, at)
+    return found
 
 
 # characters MLIR's lexer makes tokens of (Token::minus, question, star, ...) where ours

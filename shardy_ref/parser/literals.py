@@ -161,35 +161,11 @@ def parse_dense(body: str, type_, base: int = 0):
 
 def _parse_dense(body: str, type_):
     from shardy_ref.ir.builtin_attrs import DenseElementsAttr
-    from shardy_ref.ir.dense import from_bytes
-    from shardy_ref.ir.types import UnrankedTensorType
 
-    shape = getattr(type_, "shape", None)
-    et = getattr(type_, "element_type", None)
-    if isinstance(type_, UnrankedTensorType):
-        raise LiteralError("elements literal type must have static shape")
-    if shape is None or et is None:
-        raise LiteralError("elements literal must be a shaped type")
-    if None in shape:
-        raise LiteralError("elements literal type must have static shape")
-    count = 1
-    for d in shape:
-        count *= d
+    shape, et, count = _static_shape(type_)
     stripped = body.strip()
     if stripped.startswith('"'):
-        hexstr = stripped[1:-1]
-        if not hexstr.startswith("0x"):
-            raise LiteralError("expected a hex string for the elements literal")
-        try:
-            data = bytes.fromhex(hexstr[2:])
-            values = from_bytes(data, et, count)
-        except (ValueError, KeyError) as e:
-            raise LiteralError(f"invalid hex elements literal: {e}") from None
-        if len(values) == 1 and count != 1:
-            return DenseElementsAttr(type_, values, True)
-        if len(values) != count:
-            raise LiteralError(f"elements hex data size is invalid for provided type: '{type_}'")
-        return DenseElementsAttr.from_values(type_, values)
+        return _parse_dense_hex(stripped[1:-1], type_, et, count)
     if not stripped:
         if count != 0:
             raise LiteralError(f"parsed zero elements, but type ({type_}) expected at least 1")
@@ -207,6 +183,45 @@ def _parse_dense(body: str, type_):
             f"inferred shape of elements literal ([{_join(inferred)}]) does not match "
             f"type ([{_join(shape)}])")
     return DenseElementsAttr.from_values(type_, (_convert(convert, tokens, i) for i in flat))
+
+
+def _static_shape(type_):
+    """The shape, element type and element count of a ``dense<...>`` literal's type,
+    which must be statically shaped."""
+    from shardy_ref.ir.types import UnrankedTensorType
+
+    shape = getattr(type_, "shape", None)
+    et = getattr(type_, "element_type", None)
+    if isinstance(type_, UnrankedTensorType):
+        raise LiteralError("elements literal type must have static shape")
+    if shape is None or et is None:
+        raise LiteralError("elements literal must be a shaped type")
+    if None in shape:
+        raise LiteralError("elements literal type must have static shape")
+    count = 1
+    for d in shape:
+        count *= d
+    return shape, et, count
+
+
+def _parse_dense_hex(hexstr: str, type_, et, count: int):
+    """A hex string body (``"0x..."``): the raw data of ``count`` elements, or of one
+    element for a splat."""
+    from shardy_ref.ir.builtin_attrs import DenseElementsAttr
+    from shardy_ref.ir.dense import from_bytes
+
+    if not hexstr.startswith("0x"):
+        raise LiteralError("expected a hex string for the elements literal")
+    try:
+        data = bytes.fromhex(hexstr[2:])
+        values = from_bytes(data, et, count)
+    except (ValueError, KeyError) as e:
+        raise LiteralError(f"invalid hex elements literal: {e}") from None
+    if len(values) == 1 and count != 1:
+        return DenseElementsAttr(type_, values, True)
+    if len(values) != count:
+        raise LiteralError(f"elements hex data size is invalid for provided type: '{type_}'")
+    return DenseElementsAttr.from_values(type_, values)
 
 
 def _convert(convert, tokens: list[str], leaf):
@@ -229,34 +244,43 @@ def _dense_tree(tokens: list[str], pos: int):
     """The nested lists of a ``dense<...>`` body, with token indices as leaves."""
     tok = tokens[pos] if pos < len(tokens) else ""
     if tok == "[":
-        items = []
-        pos += 1
-        if pos < len(tokens) and tokens[pos] == "]":
-            return pos + 1, items
-        while True:
-            pos, item = _dense_tree(tokens, pos)
-            items.append(item)
-            if pos >= len(tokens):
-                raise _TokenError("expected ']' in elements literal", pos - 1,
-                                  len(tokens[pos - 1]))
-            if tokens[pos] == "]":
-                return pos + 1, items
-            if tokens[pos] != ",":  # MLIR reports a wrong token just after the previous one
-                raise _TokenError("expected ']'", pos - 1, len(tokens[pos - 1]))
-            pos += 1
+        return _dense_list(tokens, pos + 1)
     if tok == "(":
-        start = pos
-        pos, re_ = _dense_tree(tokens, pos + 1)
-        if pos >= len(tokens) or tokens[pos] != ",":
-            raise _TokenError("expected ',' in complex literal", start)
-        pos, im = _dense_tree(tokens, pos + 1)
-        if pos >= len(tokens) or tokens[pos] != ")":
-            raise _TokenError("expected ')' in complex literal", start)
-        return pos + 1, ("complex", re_, im, start)
+        return _dense_complex(tokens, pos)
     if tok in ("", ",", "]", ")"):
         at = min(pos, len(tokens) - 1)
         raise _TokenError(f"expected an element literal, got '{tok or 'end'}'", at)
     return pos + 1, pos
+
+
+def _dense_list(tokens: list[str], pos: int):
+    """The items of a ``[...]`` list whose first item is at ``pos``."""
+    items = []
+    if pos < len(tokens) and tokens[pos] == "]":
+        return pos + 1, items
+    while True:
+        pos, item = _dense_tree(tokens, pos)
+        items.append(item)
+        if pos >= len(tokens):
+            raise _TokenError("expected ']' in elements literal", pos - 1,
+                              len(tokens[pos - 1]))
+        if tokens[pos] == "]":
+            return pos + 1, items
+        if tokens[pos] != ",":  # MLIR reports a wrong token just after the previous one
+            raise _TokenError("expected ']'", pos - 1, len(tokens[pos - 1]))
+        pos += 1
+
+
+def _dense_complex(tokens: list[str], start: int):
+    """A complex element ``(re, im)`` whose ``(`` is at ``start``: a
+    ``("complex", re, im, start)`` leaf."""
+    pos, re_ = _dense_tree(tokens, start + 1)
+    if pos >= len(tokens) or tokens[pos] != ",":
+        raise _TokenError("expected ',' in complex literal", start)
+    pos, im = _dense_tree(tokens, pos + 1)
+    if pos >= len(tokens) or tokens[pos] != ")":
+        raise _TokenError("expected ')' in complex literal", start)
+    return pos + 1, ("complex", re_, im, start)
 
 
 def _flatten(tree) -> tuple[tuple[int, ...], list]:
@@ -294,28 +318,31 @@ def _int_converter(et):
         else:
             if lo <= value <= hi and (value or tok[0] != "-"):
                 return bool(value) if is_bool else value
-        return checked(tok)
-
-    def checked(tok):
-        if type(tok) is tuple:
-            raise LiteralError("expected integer elements, but parsed floating-point")
-        if tok in ("true", "false"):
-            if not is_bool:
-                raise LiteralError("expected i1 type for 'true' or 'false' values")
-            return tok == "true"
-        m = _INT_LITERAL.fullmatch(tok)
-        if m is None:
-            raise _at_number(tok, "expected integer elements, but parsed floating-point")
-        negative = bool(m.group(1))
-        if negative and unsigned:
-            raise _at_number(tok, "expected unsigned integer elements, but parsed negative value")
-        digits = m.group(2)
-        magnitude = int(digits, 16) if digits.startswith("0x") else int(digits)
-        value = fit_integer(magnitude, negative, et)
-        if value is None:
-            raise _at_number(tok, "integer constant out of range for type")
-        return bool(value) if is_bool else value
+        return _checked_int(tok, et, is_bool, unsigned)
     return to_int
+
+
+def _checked_int(tok, et, is_bool: bool, unsigned: bool):
+    """An integer element that is not a plain in-range decimal: ``true``/``false``, hex,
+    wrapping or out-of-range values, and the errors for the rest."""
+    if type(tok) is tuple:
+        raise LiteralError("expected integer elements, but parsed floating-point")
+    if tok in ("true", "false"):
+        if not is_bool:
+            raise LiteralError("expected i1 type for 'true' or 'false' values")
+        return tok == "true"
+    m = _INT_LITERAL.fullmatch(tok)
+    if m is None:
+        raise _at_number(tok, "expected integer elements, but parsed floating-point")
+    negative = bool(m.group(1))
+    if negative and unsigned:
+        raise _at_number(tok, "expected unsigned integer elements, but parsed negative value")
+    digits = m.group(2)
+    magnitude = int(digits, 16) if digits.startswith("0x") else int(digits)
+    value = fit_integer(magnitude, negative, et)
+    if value is None:
+        raise _at_number(tok, "integer constant out of range for type")
+    return bool(value) if is_bool else value
 
 
 def _float_converter(name: str):

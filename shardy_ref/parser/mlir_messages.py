@@ -20,31 +20,54 @@ _GLUED_KEYWORD = re.compile(r"\b(tensor|vector|complex|tuple|memref|index|none)[
 
 def expected_message(names: set[str], text: str, pos: int) -> str | None:
     """MLIR's "expected ..." for an unexpected token at ``pos`` where our grammar accepted
-    the terminals described by ``names``, or None when no MLIR rule applies."""
+    the terminals described by ``names``, or None when no MLIR rule applies; the first
+    rule that applies wins."""
+    return (_type_message(names, text, pos) or _attribute_message(names, text, pos)
+            or _operand_message(names) or _single_token_message(names, text, pos))
+
+
+def _type_message(names: set[str], text: str, pos: int) -> str | None:
+    """``parseNonFunctionType`` and ``parseFunctionType``."""
     if names and names <= _TYPE_STARTS | {"'('", "')'", "SSA value"} and \
             len(names & _TYPE_STARTS) >= 4:
         return "expected non-function type"
     if _innermost_opener(text, pos) == ("<", "tensor") and \
             re.search(r"<\s*$", text[:pos]) is not None:
         return "expected non-function type"  # the element type of ``tensor<``
+    if names == {"'->'"}:
+        return "expected '->' in function type"
+    return None
+
+
+def _attribute_message(names: set[str], text: str, pos: int) -> str | None:
+    """``parseCustomOperationName``, ``parseAttribute`` and ``parseAttributeDict``."""
     if "operation" in names and "string" in names:
         return "expected operation name in quotes"
     if {"dense elements", "string", "integer"} <= names:
         return "expected attribute value"
     if "opaque_body" in names and names <= {"opaque_body", "attribute", "','", "'}'"}:
         return "expected '<'"  # an sdy attribute's parameters
-    if names == {"'->'"}:
-        return "expected '->' in function type"
-    if "SSA value" in names and names <= {"SSA value", "identifier", "string"}:
-        return "expected SSA operand"
-    if names == {"','", "':'", "'='"}:
-        return "expected '=' after SSA name"
     if names in ({"'}'", "identifier", "string"}, {"identifier", "string"}):
         return "expected attribute name"
     if names == {"','", "'='", "'}'"} or (names == {"','", "'}'"} and _in_attr_dict(text, pos)):
         return "expected '}' in attribute dictionary"
+    return None
+
+
+def _operand_message(names: set[str]) -> str | None:
+    """``parseSSAUse`` and ``parseOperation``'s result list."""
+    if "SSA value" in names and names <= {"SSA value", "identifier", "string"}:
+        return "expected SSA operand"
+    if names == {"','", "':'", "'='"}:
+        return "expected '=' after SSA name"
     if names == {"SSA value"}:
         return "expected SSA operand"
+    return None
+
+
+def _single_token_message(names: set[str], text: str, pos: int) -> str | None:
+    """``parseToken``'s "expected 'X'" when one token other than an optional next one was
+    expected."""
     rest = names - _OPTIONAL_NEXT
     if len(rest) != 1:
         return None

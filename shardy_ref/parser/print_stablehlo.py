@@ -17,6 +17,7 @@ from shardy_ref.ir.builtin_attrs import (
     format_symbol_name,
     quote_string,
 )
+from shardy_ref.ir.opdefs import ops_with_trait
 from shardy_ref.ir.types import ComplexType
 from shardy_ref.parser.printer import Printer, op_printer
 from shardy_ref.parser.stablehlo_formats import FORMATS, Clause, Format, Word
@@ -42,23 +43,17 @@ def _defaults(fmt: Format) -> dict:
 @op_printer(*FORMATS)
 def print_common(p: Printer, op):
     fmt = FORMATS[op.name]
-    parts = []
-    for element in fmt.before:
-        text = _element(op, element)
-        if text is False:
-            return False
-        if text is not None:
-            parts.append(text)
+    parts = _elements(op, fmt.before)
+    if parts is False:
+        return False
     if fmt.operands is not None:
         if fmt.operands != "*" and op.num_operands != fmt.operands:
             return False
         parts.append(p.values(op.operands))
-    for element in fmt.after:
-        text = _element(op, element)
-        if text is False:
-            return False
-        if text is not None:
-            parts.append(text)
+    after = _elements(op, fmt.after)
+    if after is False:
+        return False
+    parts += after
     if parts:
         p.write(" " + ", ".join(parts))
     p.write(p.op_attr_dict(op, fmt.consumed(), _defaults(fmt)))
@@ -67,6 +62,18 @@ def print_common(p: Printer, op):
         return False
     p.write(sig)
     return None
+
+
+def _elements(op, elements) -> list[str] | bool:
+    """The texts of the words and clauses present, False if one cannot be written."""
+    texts = []
+    for element in elements:
+        text = _element(op, element)
+        if text is False:
+            return False
+        if text is not None:
+            texts.append(text)
+    return texts
 
 
 def _element(op, element):
@@ -81,56 +88,90 @@ def _element(op, element):
 
 
 def _clause(op, clause: Clause):
-    kind = clause.kind
-    if kind == "fp_format":
-        e, m = op.attributes.get("exponent_bits"), op.attributes.get("mantissa_bits")
-        if not (isinstance(e, IntegerAttr) and isinstance(m, IntegerAttr)):
-            return False
-        return f"{clause.key} = e{e.value}m{m.value}"
+    """``key = value`` as the clause's kind spells its attribute (``enum:<kind>`` clauses
+    share one spelling); None and False as for :func:`_element`."""
+    if clause.kind == "fp_format":
+        return _fp_format_clause(op, clause)
     value = op.attributes.get(clause.attr)
     if value is None:
         return None if clause.optional else False
-    if kind == "bool":
-        if clause.default is not None and value == IntegerAttr(int(clause.default), value.type):
-            return None
-        text = str(value)
-    elif kind == "i64_array":
-        if not isinstance(value, DenseArrayAttr):
-            return False
-        text = "[" + ", ".join(map(str, value.value)) + "]"
-    elif kind == "i64":
-        if not isinstance(value, IntegerAttr):
-            return False
-        text = str(value.value)
-    elif kind == "string":
-        if not isinstance(value, StringAttr):
-            return False
-        text = quote_string(value.value)
-    elif kind.startswith("enum:"):
-        if not isinstance(value, sa.StablehloEnum):
-            return False
-        text = value.value
-    elif kind == "precision":
-        if not isinstance(value, ArrayAttr):
-            return False
-        text = sap.format_precision_list(value)
-    elif kind == "algorithm":
-        full = str(value)
-        text = full[full.index("<"):]
-    elif kind == "dot_batching":
-        if not isinstance(value, sa.DotDimensionNumbers):
-            return False
-        if not (value.lhs_batching_dimensions or value.rhs_batching_dimensions):
-            return None
-        text = f"{_list(value.lhs_batching_dimensions)} x {_list(value.rhs_batching_dimensions)}"
-    elif kind == "dot_contracting":
-        if not isinstance(value, sa.DotDimensionNumbers):
-            return False
-        text = (f"{_list(value.lhs_contracting_dimensions)} x "
-                f"{_list(value.rhs_contracting_dimensions)}")
-    else:  # pragma: no cover
-        raise AssertionError(kind)
+    spell = _CLAUSE_TEXT.get(clause.kind.partition(":")[0])
+    if spell is None:  # pragma: no cover - the format table only uses the kinds below
+        raise AssertionError(clause.kind)
+    text = spell(clause, value)
+    if text is None or text is False:
+        return text
     return f"{clause.key} = {text}"
+
+
+def _fp_format_clause(op, clause: Clause):
+    """``format = e5m10`` from the ``exponent_bits`` and ``mantissa_bits`` attributes."""
+    e, m = op.attributes.get("exponent_bits"), op.attributes.get("mantissa_bits")
+    if not (isinstance(e, IntegerAttr) and isinstance(m, IntegerAttr)):
+        return False
+    return f"{clause.key} = e{e.value}m{m.value}"
+
+
+def _bool_text(clause: Clause, value):
+    if clause.default is not None and value == IntegerAttr(int(clause.default), value.type):
+        return None
+    return str(value)
+
+
+def _i64_array_text(clause: Clause, value):
+    return _list(value.value) if isinstance(value, DenseArrayAttr) else False
+
+
+def _i64_text(clause: Clause, value):
+    return str(value.value) if isinstance(value, IntegerAttr) else False
+
+
+def _string_text(clause: Clause, value):
+    return quote_string(value.value) if isinstance(value, StringAttr) else False
+
+
+def _enum_text(clause: Clause, value):
+    return value.value if isinstance(value, sa.StablehloEnum) else False
+
+
+def _precision_text(clause: Clause, value):
+    return sap.format_precision_list(value) if isinstance(value, ArrayAttr) else False
+
+
+def _algorithm_text(clause: Clause, value):
+    full = str(value)
+    return full[full.index("<"):]
+
+
+def _dot_batching_text(clause: Clause, value):
+    """Omitted when there are no batching dimensions."""
+    if not isinstance(value, sa.DotDimensionNumbers):
+        return False
+    if not (value.lhs_batching_dimensions or value.rhs_batching_dimensions):
+        return None
+    return f"{_list(value.lhs_batching_dimensions)} x {_list(value.rhs_batching_dimensions)}"
+
+
+def _dot_contracting_text(clause: Clause, value):
+    if not isinstance(value, sa.DotDimensionNumbers):
+        return False
+    return (f"{_list(value.lhs_contracting_dimensions)} x "
+            f"{_list(value.rhs_contracting_dimensions)}")
+
+
+# Clause kind -> the text of its attribute value, None to omit the clause, or False if the
+# value cannot be written in this syntax.
+_CLAUSE_TEXT = {
+    "bool": _bool_text,
+    "i64_array": _i64_array_text,
+    "i64": _i64_text,
+    "string": _string_text,
+    "enum": _enum_text,
+    "precision": _precision_text,
+    "algorithm": _algorithm_text,
+    "dot_batching": _dot_batching_text,
+    "dot_contracting": _dot_contracting_text,
+}
 
 
 def _list(values) -> str:
@@ -269,8 +310,7 @@ def print_while(p: Printer, op):
     return None
 
 
-_COMMUTATIVE = {"stablehlo.add", "stablehlo.multiply", "stablehlo.maximum",
-                "stablehlo.minimum", "stablehlo.and", "stablehlo.or", "stablehlo.xor"}
+_COMMUTATIVE = frozenset(ops_with_trait("Commutative", "stablehlo"))
 
 
 @op_printer("stablehlo.reduce")

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from shardy_ref.ir.opdefs import OpDef, registered_ops
+
 
 @dataclass(frozen=True, slots=True)
 class Word:
@@ -62,26 +64,22 @@ def _dims(attr: str) -> Clause:
     return Clause("dims", attr, "i64_array")
 
 
-UNARY = ("abs", "ceil", "floor", "not", "negate", "popcnt", "count_leading_zeros", "sign",
-         "round_nearest_afz", "round_nearest_even", "imag", "real", "convert",
-         "uniform_quantize", "uniform_dequantize")
-UNARY_WITH_ACCURACY = ("cbrt", "cosine", "exponential", "exponential_minus_one", "log",
-                       "log_plus_one", "logistic", "rsqrt", "sine", "sqrt", "tan", "tanh")
-BINARY = ("add", "atan2", "divide", "maximum", "minimum", "multiply", "power", "remainder",
-          "shift_left", "shift_right_arithmetic", "shift_right_logical", "subtract", "and", "or",
-          "xor")
-FUNCTIONAL = ("is_finite", "reshape", "bitcast_convert", "dynamic_update_slice",
-              "dynamic_reshape", "real_dynamic_slice", "dynamic_pad")
+# The formats ops share, by the family their op definition names (``OpDef.syntax``):
+# ``StableHLO_UnaryElementwiseOp``'s, ``StableHLO_BinaryElementwiseOp``'s, and
+# ``operands attr-dict : functional-type(operands, results)``. -> (operands, sig)
+_SHARED = {"unary": (1, "same"), "binary": (2, "same"), "functional": ("*", "functional")}
 
-FORMATS: dict[str, Format] = {}
-for _name in UNARY:
-    FORMATS[_name] = Format(1)
-for _name in UNARY_WITH_ACCURACY:
-    FORMATS[_name] = Format(1, defaults={"result_accuracy": _RESULT_ACCURACY_DEFAULT})
-for _name in BINARY:
-    FORMATS[_name] = Format(2)
-for _name in FUNCTIONAL:
-    FORMATS[_name] = Format("*", sig="functional")
+
+def _shared_format(d: OpDef) -> Format:
+    operands, sig = _SHARED[d.syntax]
+    defaults = ({"result_accuracy": _RESULT_ACCURACY_DEFAULT} if "result_accuracy" in d.inherent
+                else {})
+    return Format(operands, sig=sig, defaults=defaults)
+
+
+FORMATS: dict[str, Format] = {name.removeprefix("stablehlo."): _shared_format(d)
+                              for name, d in registered_ops().items()
+                              if d.syntax and name.startswith("stablehlo.")}
 FORMATS.update({
     "clamp": Format(3),
     "select": Format(3, sig="select"),

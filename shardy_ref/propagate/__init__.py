@@ -5,7 +5,8 @@
   ``transforms/import/*.cc`` (``import`` is a Python keyword, hence the underscore).
 - the modules here: ``transforms/propagation/*.cc`` under the same names
   (``basic_propagation``, ``aggressive_propagation``, ``op_priority_propagation``,
-  ``user_priority_propagation``, ``basic_factor_propagation``,
+  ``user_priority_propagation``: each strategy's ``*PassImpl``, registered in ``passes``
+  as upstream's ``passes.td`` declares them; ``basic_factor_propagation``,
   ``aggressive_factor_propagation``, ``sharding_projection``, ``sharding_group_map``,
   ``propagation_pipeline``, ``utils``); ``data_flow`` and ``provenance`` are ours (which
   edges a value's sharding came through, for ``shardy-ref explain``).
@@ -15,7 +16,6 @@
 - :mod:`~shardy_ref.propagate.debugging`: ``propagation/debugging/source_sharding.cc``.
 
 May import ``ir``, ``parser``, ``pass_manager`` and ``transforms``; never ``partition`` or
-above. A pass module never imports another pass module (the strategy classes excepted:
-each strategy extends the previous one, as upstream's headers do); shared helpers live in
+above. A pass module never imports another pass module; shared helpers live in
 ``ir.utils``, ``transforms.common`` or ``propagate.utils``.
 """

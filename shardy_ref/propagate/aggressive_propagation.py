@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 
 from shardy_ref.ir.diagnostics import PassError
 from shardy_ref.ir.operation import Operation
-from shardy_ref.pass_manager import PassContext, register_pass
+from shardy_ref.pass_manager import PassContext
 from shardy_ref.propagate.basic_factor_propagation import BasicFactorPropagation
-from shardy_ref.propagate.basic_propagation import BasicPropagationPass, GetDirectionToPropagate
+from shardy_ref.propagate.basic_propagation import BasicPropagationPassImpl, GetDirectionToPropagate
 from shardy_ref.propagate.sharding_group_map import ShardingGroupMap
 
 STRATEGIES = ("basic", "aggressive", "basic-then-aggressive")
@@ -23,13 +23,11 @@ def factor_propagations(strategy: str) -> list:
             "basic-then-aggressive": [basic, aggressive]}[strategy]
 
 
-@register_pass
 @dataclass(frozen=True, slots=True)
-class AggressivePropagationPass(BasicPropagationPass):
-    """Propagates with the aggressive factor propagation strategy (conflicts resolved in
-    favour of the larger source tensor), the basic one, or basic then aggressive."""
+class AggressivePropagationPassImpl(BasicPropagationPassImpl):
+    """Upstream ``AggressivePropagationPassImpl``: the basic driver once per factor
+    propagation strategy of ``propagation-strategy``."""
 
-    NAME = "sdy-aggressive-propagate"
     propagation_strategy: str = field(default="aggressive", metadata={"help": (
         "Which factor propagation strategy to use: basic, aggressive or basic-then-aggressive")})
 
@@ -41,4 +39,4 @@ class AggressivePropagationPass(BasicPropagationPass):
     def propagate(self, module: Operation, ctx: PassContext, groups: ShardingGroupMap,
                   direction: GetDirectionToPropagate, factor_propagation=None) -> None:
         for strategy in factor_propagations(self.propagation_strategy):
-            BasicPropagationPass.propagate(self, module, ctx, groups, direction, strategy)
+            BasicPropagationPassImpl.propagate(self, module, ctx, groups, direction, strategy)

@@ -20,6 +20,7 @@ from shardy_ref.ir.diagnostics import PassError
 from shardy_ref.ir.op_traits import is_terminator
 from shardy_ref.ir.operation import BlockArgument, Operation, OpResult, Value
 from shardy_ref.ir.pattern_match import PatternRewriter, RewritePattern
+from shardy_ref.ir.sdy_axes import Mesh
 from shardy_ref.ir.sdy_debug import PropagationDirection
 from shardy_ref.ir.sdy_rules import OpShardingRule
 from shardy_ref.ir.sdy_sharding import TensorSharding
@@ -39,7 +40,7 @@ from shardy_ref.ir.value_sharding import (
     set_sharding,
     shardable_value,
 )
-from shardy_ref.pass_manager import Pass, PassContext, register_pass
+from shardy_ref.pass_manager import Pass, PassContext
 from shardy_ref.propagate.basic_factor_propagation import BasicFactorPropagation
 from shardy_ref.propagate.data_flow import (
     body_terminator_operands,
@@ -53,7 +54,7 @@ from shardy_ref.propagate.provenance import FuncResult, ProvenanceLog, log_of
 from shardy_ref.propagate.rules.builder import create_identity_sharding_rule
 from shardy_ref.propagate.rules.registry import get_or_create_sharding_rule
 from shardy_ref.propagate.sharding_group_map import ShardingGroupMap
-from shardy_ref.propagate.sharding_projection import ShardingProjection
+from shardy_ref.propagate.sharding_projection import ShardingProjection, UpdateTensorShardings
 from shardy_ref.transforms.greedy import GreedyRewriteConfig, apply_patterns_greedily
 
 # (op, factor index) -> direction to propagate along that factor of that op
@@ -214,19 +215,8 @@ class Propagator:
 
         update = self.factor_propagation.propagate_factor_shardings(
             projection, along, rule.factor_sizes, mesh, conservative, op)
-        any_updated = False
-        after = [list(operands.shardings), list(results.shardings)]
-        for side, (params, tensors, mappings, flags) in enumerate((
-                (operands, projection.operands, rule.operand_mappings, update.update_operands),
-                (results, projection.results, rule.result_mappings, update.update_results))):
-            for index, flagged in enumerate(flags):
-                if not flagged:
-                    continue
-                new = tensors[index].to_tensor_sharding(mappings[index], rule.factor_sizes,
-                                                        mesh_or_ref, mesh)
-                if self._update_tensor(params, index, new):
-                    any_updated = True
-                    after[side][index] = new
+        any_updated, after = self.update_tensor_shardings(operands, results, rule, projection,
+                                                          update, mesh_or_ref, mesh)
         if self.provenance is not None and any_updated:
             self.provenance.record(
                 op, rule, mesh, (*(operands.keys or operands.tensors),
@@ -242,6 +232,26 @@ class Propagator:
             self.debug.record(op, operands.tensors, results.tensors, mesh, rule,
                               snapshot(before), snapshot(projection))
         return any_updated
+
+    def update_tensor_shardings(self, operands: TensorParams, results: TensorParams,
+                                rule: OpShardingRule, projection: ShardingProjection,
+                                update: UpdateTensorShardings, mesh_or_ref, mesh: Mesh):
+        """Upstream ``updateTensorShardings``: write back each flagged tensor's projected
+        sharding; whether any changed, and the operand and result shardings after."""
+        any_updated = False
+        after = [list(operands.shardings), list(results.shardings)]
+        for side, (params, tensors, mappings, flags) in enumerate((
+                (operands, projection.operands, rule.operand_mappings, update.update_operands),
+                (results, projection.results, rule.result_mappings, update.update_results))):
+            for index, flagged in enumerate(flags):
+                if not flagged:
+                    continue
+                new = tensors[index].to_tensor_sharding(mappings[index], rule.factor_sizes,
+                                                        mesh_or_ref, mesh)
+                if self._update_tensor(params, index, new):
+                    any_updated = True
+                    after[side][index] = new
+        return any_updated, after
 
     def _update_tensor(self, params: TensorParams, index: int, new: TensorSharding) -> bool:
         """Upstream ``updateTensorSharding``: store ``new`` unless it changes nothing, then
@@ -409,17 +419,15 @@ def prepare_module(module: Operation, options, ctx: PassContext) -> ShardingGrou
     return groups
 
 
-@register_pass
 @dataclass(frozen=True, slots=True)
-class BasicPropagationPass(Pass):
-    """Runs the basic sharding propagation algorithm: only axes compatible between all
-    operands and results propagate, no conflict resolution. ``module-dump-directory`` is
-    accepted and, as upstream's basic pass does, unused.
+class BasicPropagationPassImpl(Pass):
+    """Upstream ``BasicPropagationPassImpl``: the basic sharding propagation algorithm (only
+    axes compatible between all operands and results propagate, no conflict resolution)
+    and the options every strategy shares. ``module-dump-directory`` is accepted and, as
+    upstream's basic pass does, unused. The strategies (aggressive, op priority, user
+    priority) subclass it and override :meth:`propagate`, as upstream's do; the passes
+    are registered in :mod:`shardy_ref.propagate.passes`."""
 
-    The strategy passes (aggressive, op priority, user priority) subclass it and override
-    :meth:`propagate`, as upstream's ``*PropagationPassImpl`` classes do."""
-
-    NAME = "sdy-basic-propagate"
     keep_sharding_rules: bool = field(
         default=False, metadata={"help": "Whether to keep existing and created op sharding rules"})
     module_dump_directory: str = field(default="", metadata={"help": (

@@ -18,8 +18,8 @@ from shardy_ref.ir.operation import Operation
 from shardy_ref.ir.sdy_debug import PropagationDirection
 from shardy_ref.ir.sdy_rules import OpShardingRule
 from shardy_ref.ir.utils import is_scalar
-from shardy_ref.pass_manager import PassContext, register_pass
-from shardy_ref.propagate.aggressive_propagation import AggressivePropagationPass
+from shardy_ref.pass_manager import PassContext
+from shardy_ref.propagate.aggressive_propagation import AggressivePropagationPassImpl
 from shardy_ref.propagate.basic_propagation import GetDirectionToPropagate, propagate_any
 from shardy_ref.propagate.provenance import set_round
 from shardy_ref.propagate.sharding_group_map import ShardingGroupMap
@@ -124,23 +124,21 @@ def op_based_direction(priority: int,
     return direction
 
 
-@register_pass
 @dataclass(frozen=True, slots=True)
-class OpPriorityPropagationPass(AggressivePropagationPass):
-    """Runs the aggressive strategies once per op-priority round (five rounds), or just
-    once with ``run-op-priority-propagation=false``."""
+class OpPriorityPropagationPassImpl(AggressivePropagationPassImpl):
+    """Upstream ``OpPriorityPropagationPassImpl``: the aggressive strategies once per
+    op-priority round (five rounds), or just once with ``run-op-priority-propagation=false``."""
 
-    NAME = "sdy-op-priority-propagate"
     run_op_priority_propagation: bool = field(
         default=True, metadata={"help": "Whether to run (or skip) op-priority propagation"})
 
     def propagate(self, module: Operation, ctx: PassContext, groups: ShardingGroupMap,
                   direction: GetDirectionToPropagate, factor_propagation=None) -> None:
         if not self.run_op_priority_propagation:
-            AggressivePropagationPass.propagate(self, module, ctx, groups, direction)
+            AggressivePropagationPassImpl.propagate(self, module, ctx, groups, direction)
             return
         for priority in range(len(OP_PROPAGATION_SCHEDULE)):
             set_round(ctx, op_priority=priority)
-            AggressivePropagationPass.propagate(self, module, ctx, groups,
-                                                op_based_direction(priority, direction))
+            AggressivePropagationPassImpl.propagate(self, module, ctx, groups,
+                                                    op_based_direction(priority, direction))
         set_round(ctx, op_priority=None)

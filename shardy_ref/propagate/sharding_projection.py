@@ -227,6 +227,26 @@ class _AxisCursor:
         self.pre_size, self.size = pre * size, self.size // size
         return taken
 
+    def take_dividing(self, remaining: int, out: list[AxisRef]) -> int:
+        """The non-minor-most factor loop of upstream ``buildTensorFactorShardings``: move
+        axes (splitting the last if needed) to ``out`` while they share a divisor with a
+        factor's ``remaining`` size; returns the size still left."""
+        while self.valid:
+            if self.size != 1:
+                g = gcd(remaining, self.size)
+                if g == 1:
+                    break
+            else:
+                g = 1
+            if self.size > g:
+                out.append(self.take(g))
+                remaining //= g
+            else:
+                out.append(self.current())
+                remaining //= self.size
+                self.advance()
+        return remaining
+
     def add_remaining(self, out: list[AxisRef]) -> None:
         """Upstream ``addRemainingAxes``: move everything left to ``out``."""
         while self.valid:
@@ -261,20 +281,7 @@ def _build_tensor(mapping: TensorMapping, sharding: TensorSharding | None,
             if fs.is_minor_most:
                 cursor.add_remaining(fs.axis_refs)
                 break
-            while cursor.valid:
-                if cursor.size != 1:
-                    g = gcd(remaining, cursor.size)
-                    if g == 1:
-                        break
-                else:
-                    g = 1
-                if cursor.size > g:
-                    fs.axis_refs.append(cursor.take(g))
-                    remaining //= g
-                else:
-                    fs.axis_refs.append(cursor.current())
-                    remaining //= cursor.size
-                    cursor.advance()
+            remaining = cursor.take_dividing(remaining, fs.axis_refs)
             if remaining > 1 and cursor.valid:
                 has_overflow = True
                 cursor.add_remaining(fs.overflow_axes)

@@ -24,9 +24,9 @@ from shardy_ref.ir.value_sharding import (
     set_func_result_sharding,
     set_sharding,
 )
-from shardy_ref.pass_manager import PassContext, register_pass
+from shardy_ref.pass_manager import PassContext
 from shardy_ref.propagate.basic_propagation import GetDirectionToPropagate
-from shardy_ref.propagate.op_priority_propagation import OpPriorityPropagationPass
+from shardy_ref.propagate.op_priority_propagation import OpPriorityPropagationPassImpl
 from shardy_ref.propagate.provenance import FuncResult, log_of, set_round, sharding_of
 from shardy_ref.propagate.sharding_group_map import ShardingGroupMap
 
@@ -117,19 +117,17 @@ def references_per_priority_and_initialize(module: Operation
     return sorted(per_priority.items())
 
 
-@register_pass
 @dataclass(frozen=True, slots=True)
-class UserPriorityPropagationPass(OpPriorityPropagationPass):
-    """Propagates dimension shardings in the order of their user priorities, each round a
-    full op-priority propagation."""
+class UserPriorityPropagationPassImpl(OpPriorityPropagationPassImpl):
+    """Upstream ``UserPriorityPropagationPassImpl``: dimension shardings propagate in the
+    order of their user priorities, each round a full op-priority propagation."""
 
-    NAME = "sdy-user-priority-propagate"
 
     def propagate(self, module: Operation, ctx: PassContext, groups: ShardingGroupMap,
                   direction: GetDirectionToPropagate, factor_propagation=None) -> None:
         rounds = references_per_priority_and_initialize(module)
         set_round(ctx, user_priority=0)
-        OpPriorityPropagationPass.propagate(self, module, ctx, groups, direction)
+        OpPriorityPropagationPassImpl.propagate(self, module, ctx, groups, direction)
         for priority, references in rounds:
             set_round(ctx, user_priority=priority)
             log = log_of(ctx)
@@ -139,5 +137,5 @@ class UserPriorityPropagationPass(OpPriorityPropagationPass):
                 ref.set(new)
                 if log is not None:
                     log.record_priority_restore(self.NAME, ref.key, old, new)
-            OpPriorityPropagationPass.propagate(self, module, ctx, groups, direction)
+            OpPriorityPropagationPassImpl.propagate(self, module, ctx, groups, direction)
         set_round(ctx, user_priority=None)

@@ -93,56 +93,98 @@ class Program:
 
 
 def _step(p: Program) -> None:
-    rng = p.rng
-    kind = rng.choice(("unary", "binary", "binary", "dot", "reshape", "transpose",
-                       "broadcast", "reduce", "concat", "constraint"))
+    """One random op on a random value (see :data:`_STEPS`)."""
+    kind = p.rng.choice(("unary", "binary", "binary", "dot", "reshape", "transpose",
+                         "broadcast", "reduce", "concat", "constraint"))
     value, shape = p.pick()
-    t = tensor(shape)
-    if kind == "unary":
-        p.emit(f"stablehlo.{rng.choice(UNARY)} {value} : {t}", shape)
-    elif kind == "binary":
-        same = [v for v in p.values if v[1] == shape]
-        other = rng.choice(same)[0] if rng.random() < 0.7 else p.new_arg(shape)
-        p.emit(f"stablehlo.{rng.choice(BINARY)} {value}, {other} : {t}", shape)
-    elif kind == "dot" and len(shape) == 2:
-        n = rng.choice(DIM_SIZES)
-        rhs = p.new_arg((shape[1], n))
-        out = (shape[0], n)
-        p.emit(f"stablehlo.dot_general {value}, {rhs}, contracting_dims = [1] x [0] : "
-               f"({t}, {tensor((shape[1], n))}) -> {tensor(out)}", out)
-    elif kind == "reshape":
-        if len(shape) >= 2 and rng.random() < 0.5:
-            out = (*shape[:-2], shape[-2] * shape[-1])
-        elif shape[-1] % 2 == 0 and len(shape) < 3:
-            out = (*shape[:-1], 2, shape[-1] // 2)
-        else:
-            return
-        p.emit(f"stablehlo.reshape {value} : ({t}) -> {tensor(out)}", out)
-    elif kind == "transpose" and len(shape) >= 2:
-        perm = list(range(len(shape)))
-        rng.shuffle(perm)
-        out = tuple(shape[i] for i in perm)
-        p.emit(f"stablehlo.transpose {value}, dims = {perm} : ({t}) -> {tensor(out)}", out)
-    elif kind == "broadcast" and len(shape) == 1:
-        m = rng.choice(DIM_SIZES)
-        out, dims = ((shape[0], m), [0]) if rng.random() < 0.5 else ((m, shape[0]), [1])
-        p.emit(f"stablehlo.broadcast_in_dim {value}, dims = {dims} : ({t}) -> {tensor(out)}",
-               out)
-    elif kind == "reduce" and len(shape) >= 2:
-        dim = rng.randrange(len(shape))
-        out = tuple(d for i, d in enumerate(shape) if i != dim)
-        zero = p.emit("stablehlo.constant dense<0.000000e+00> : tensor<f32>", ())
-        p.values.pop()  # the scalar is not a candidate operand
-        p.emit(f"stablehlo.reduce({value} init: {zero}) applies stablehlo.add across "
-               f"dimensions = [{dim}] : ({t}, tensor<f32>) -> {tensor(out)}", out)
-    elif kind == "concat":
-        same = [v for v in p.values if v[1] == shape]
-        other = rng.choice(same)[0]
-        out = (shape[0] * 2, *shape[1:])
-        p.emit(f"stablehlo.concatenate {value}, {other}, dim = 0 : ({t}, {t}) -> {tensor(out)}",
-               out)
-    elif kind == "constraint":
-        p.emit(f"sdy.sharding_constraint {value} <{p.sharding(shape)}> : {t}", shape)
+    _STEPS[kind](p, value, shape, tensor(shape))
+
+
+def _unary_step(p: Program, value: str, shape, t: str) -> None:
+    p.emit(f"stablehlo.{p.rng.choice(UNARY)} {value} : {t}", shape)
+
+
+def _binary_step(p: Program, value: str, shape, t: str) -> None:
+    rng = p.rng
+    same = [v for v in p.values if v[1] == shape]
+    other = rng.choice(same)[0] if rng.random() < 0.7 else p.new_arg(shape)
+    p.emit(f"stablehlo.{rng.choice(BINARY)} {value}, {other} : {t}", shape)
+
+
+def _dot_step(p: Program, value: str, shape, t: str) -> None:
+    if len(shape) != 2:
+        return
+    n = p.rng.choice(DIM_SIZES)
+    rhs = p.new_arg((shape[1], n))
+    out = (shape[0], n)
+    p.emit(f"stablehlo.dot_general {value}, {rhs}, contracting_dims = [1] x [0] : "
+           f"({t}, {tensor((shape[1], n))}) -> {tensor(out)}", out)
+
+
+def _reshape_step(p: Program, value: str, shape, t: str) -> None:
+    if len(shape) >= 2 and p.rng.random() < 0.5:
+        out = (*shape[:-2], shape[-2] * shape[-1])
+    elif shape[-1] % 2 == 0 and len(shape) < 3:
+        out = (*shape[:-1], 2, shape[-1] // 2)
+    else:
+        return
+    p.emit(f"stablehlo.reshape {value} : ({t}) -> {tensor(out)}", out)
+
+
+def _transpose_step(p: Program, value: str, shape, t: str) -> None:
+    if len(shape) < 2:
+        return
+    perm = list(range(len(shape)))
+    p.rng.shuffle(perm)
+    out = tuple(shape[i] for i in perm)
+    p.emit(f"stablehlo.transpose {value}, dims = {perm} : ({t}) -> {tensor(out)}", out)
+
+
+def _broadcast_step(p: Program, value: str, shape, t: str) -> None:
+    if len(shape) != 1:
+        return
+    rng = p.rng
+    m = rng.choice(DIM_SIZES)
+    out, dims = ((shape[0], m), [0]) if rng.random() < 0.5 else ((m, shape[0]), [1])
+    p.emit(f"stablehlo.broadcast_in_dim {value}, dims = {dims} : ({t}) -> {tensor(out)}",
+           out)
+
+
+def _reduce_step(p: Program, value: str, shape, t: str) -> None:
+    if len(shape) < 2:
+        return
+    dim = p.rng.randrange(len(shape))
+    out = tuple(d for i, d in enumerate(shape) if i != dim)
+    zero = p.emit("stablehlo.constant dense<0.000000e+00> : tensor<f32>", ())
+    p.values.pop()  # the scalar is not a candidate operand
+    p.emit(f"stablehlo.reduce({value} init: {zero}) applies stablehlo.add across "
+           f"dimensions = [{dim}] : ({t}, tensor<f32>) -> {tensor(out)}", out)
+
+
+def _concat_step(p: Program, value: str, shape, t: str) -> None:
+    same = [v for v in p.values if v[1] == shape]
+    other = p.rng.choice(same)[0]
+    out = (shape[0] * 2, *shape[1:])
+    p.emit(f"stablehlo.concatenate {value}, {other}, dim = 0 : ({t}, {t}) -> {tensor(out)}",
+           out)
+
+
+def _constraint_step(p: Program, value: str, shape, t: str) -> None:
+    p.emit(f"sdy.sharding_constraint {value} <{p.sharding(shape)}> : {t}", shape)
+
+
+# Step kind -> what it emits; a kind whose op does not fit the value's rank emits nothing.
+_STEPS = {
+    "unary": _unary_step,
+    "binary": _binary_step,
+    "dot": _dot_step,
+    "reshape": _reshape_step,
+    "transpose": _transpose_step,
+    "broadcast": _broadcast_step,
+    "reduce": _reduce_step,
+    "concat": _concat_step,
+    "constraint": _constraint_step,
+}
 
 
 def random_program(seed: int, features=None, ops: int | None = None) -> str:

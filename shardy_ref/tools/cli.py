@@ -1,17 +1,13 @@
 """``shardy-ref``: the human-facing command line.
 
-    shardy-ref print FILE     parse FILE and print it back as upstream's printer would
-    shardy-ref run FILE       propagate, partition and run FILE on every device of its mesh
-    shardy-ref check FILE     run FILE partitioned and on one device; compare the results
-    shardy-ref run|check --backend xla FILE   the partitioned program run by XLA (jax extra)
-    shardy-ref fuzz           check Shardy's invariants on random sharded programs
-    shardy-ref diff --tool CMD --pipeline PASSES   random programs through ours and CMD
-    shardy-ref show FILE [--value NAME] [--svg OUT]   draw meshes and who holds which block
-    shardy-ref explain FILE [--value NAME]   why each value is sharded so; its collectives
+{commands}
 
 Run ``shardy-ref run --help`` or ``shardy-ref check --help`` for their options. A bug of
 ours exits 70 with ``internal error in ... on OP``; ``--debug`` (anywhere) or
 ``SHARDY_REF_DEBUG=1`` shows its traceback instead.
+
+The commands are those of :data:`shardy_ref.tools.command.COMMANDS`: ``--help`` shows
+this text with a line for each in place of ``{commands}``.
 """
 from __future__ import annotations
 
@@ -63,52 +59,28 @@ def _internal_error(e: Exception, argv: list[str], debug: bool) -> int:
                                  sys.stderr)
 
 
+def _help() -> str:
+    from shardy_ref.tools.command import usage_lines
+
+    return __doc__.split("\n\nThe commands are")[0].strip().format(commands=usage_lines())
+
+
 def _dispatch(argv: list[str]) -> int:
     if not argv or argv[0] in ("-h", "--help"):
-        print(__doc__.strip())
+        print(_help())
         return 0
     if argv[0] == "--version":
         from shardy_ref.tools.opt import print_version
         print_version("shardy-ref")
         return 0
-    command, *rest = argv
-    if command == "print":
-        return _print(rest)
-    if command == "diff":
-        from shardy_ref.tools import diff_cmd
-        return diff_cmd.main(rest)
-    if command == "show":
-        from shardy_ref.tools import show_cmd
-        return show_cmd.main(rest)
-    if command == "explain":
-        from shardy_ref.tools import explain_cmd
-        return explain_cmd.main(rest)
-    if command == "fuzz":
-        from shardy_ref.tools import fuzz_cmd
-        return fuzz_cmd.main(rest)
-    if command in ("run", "check"):
-        from shardy_ref.tools import simulate_cmd
-        return simulate_cmd.main(command, rest)
-    sys.stderr.write(f"shardy-ref: unknown command {' '.join(argv)!r}; see shardy-ref --help\n")
-    return 2
+    from shardy_ref.tools.command import COMMANDS
 
-
-PRINT_USAGE = """usage: shardy-ref print FILE
-
-Parse FILE (- for stdin), verify it and print it back as upstream's printer would."""
-
-
-def _print(rest: list[str]) -> int:
-    if rest and rest[0] in ("-h", "--help"):
-        print(PRINT_USAGE)
-        return 0
-    if len(rest) != 1 or (rest[0] != "-" and rest[0].startswith("-")):
-        sys.stderr.write(PRINT_USAGE.split("\n")[0] + "\nshardy-ref print: error: expected "
-                         f"one FILE, got {' '.join(rest) or 'none'}\n")
+    command = COMMANDS.get(argv[0])
+    if command is None:
+        sys.stderr.write(f"shardy-ref: unknown command {' '.join(argv)!r}; see shardy-ref "
+                         "--help\n")
         return 2
-    from shardy_ref.tools.opt import Options, run
-
-    return run(Options(input=rest[0]))
+    return command.run(argv[1:])
 
 
 if __name__ == "__main__":

@@ -26,7 +26,9 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from shardy_ref.ir.diagnostics import ToolError, UsageError
 from shardy_ref.tools.arg_types import non_negative_int, percentage, positive_int
+from shardy_ref.tools.command import tool_command
 
 OUTCOMES = ("agree", "disagree", "ours-error", "theirs-error", "both-error")
 _SPLIT = re.compile(r"^// -----.*$\n?", re.M)
@@ -311,6 +313,7 @@ def _text(source, features=None) -> str:
     return read_source(source)[0]
 
 
+@tool_command("diff", says_error=False, usage_status=1)
 def main(argv: list[str]) -> int:
     parser = _parser()
     opts = parser.parse_args(argv)
@@ -321,24 +324,20 @@ def main(argv: list[str]) -> int:
     try:
         features = Features.parse(opts.features, opts.max_ops)
     except ValueError as e:
-        sys.stderr.write(f"shardy-ref diff: --features: {e}\n")
-        return 1
+        raise UsageError(f"--features: {e}") from None
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     programs = _programs(opts)
     tool = shlex.split(opts.tool)
     if not tool or shutil.which(tool[0]) is None:
-        sys.stderr.write(f"shardy-ref diff: --tool: cannot run {opts.tool!r}: "
-                         f"{'empty command' if not tool else 'no such executable'}\n")
-        return 2
+        raise CannotCompare(f"--tool: cannot run {opts.tool!r}: "
+                            f"{'empty command' if not tool else 'no such executable'}")
     try:
         return _compare_all(opts, programs, features, tool)
     except ToolCannotRun as e:
-        sys.stderr.write(f"shardy-ref diff: --tool: cannot run {opts.tool!r}: {e}; "
-                         "nothing was compared\n")
-        return 2
+        raise CannotCompare(f"--tool: cannot run {opts.tool!r}: {e}; nothing was "
+                            "compared") from None
     except CannotSave as e:
-        sys.stderr.write(f"shardy-ref diff: --save: {e}\n")
-        return 1
+        raise ToolError(f"--save: {e}") from None
 
 
 class ToolCannotRun(Exception):
@@ -347,6 +346,13 @@ class ToolCannotRun(Exception):
 
 class CannotSave(Exception):
     """A program could not be written to ``--save DIR``."""
+
+
+class CannotCompare(ToolError):
+    """``diff`` compared nothing, the other tool being unable to run: exit status 2 (1 is a
+    disagreement, or an argument error)."""
+
+    exit_status = 2
 
 
 def _compare_all(opts, programs: list, features, tool: list[str]) -> int:
@@ -360,8 +366,7 @@ def _compare_all(opts, programs: list, features, tool: list[str]) -> int:
             try:
                 texts = [_text(source, features) for _, _, source in chunk]
             except OSError as e:
-                sys.stderr.write(f"shardy-ref diff: cannot read {e.filename}: {e.strerror}\n")
-                return 1
+                raise ToolError(f"cannot read {e.filename}: {e.strerror}") from None
             for (name, label, _), text, verdict in zip(chunk, texts,
                                                        session.verdicts(texts)):
                 counts[verdict.outcome] += 1

@@ -101,25 +101,36 @@ def edits(module: Operation) -> Iterator[Edit]:
     for f, func in enumerate(_funcs(module)):
         if not func.regions or not func.regions[0].blocks:
             continue
-        ops = _body_ops(func)
-        for k in reversed(range(len(ops) - 1)):
-            if _only_returned(ops[k], ops[-1]):
-                yield _delete_op(f, k)
-        for k, op in enumerate(ops):
-            if op.name == "sdy.sharding_constraint":
-                yield _drop_constraint(f, k)
-        ftype = function_type(func)
-        if len(ftype.results) > 1:
-            yield from (_drop_result(f, i) for i in reversed(range(len(ftype.results))))
-        for i in range(len(ftype.inputs)):
-            if get_arg_attr(func, i, "sdy.sharding") is not None:
-                yield _drop_sharding(f, "arg", i)
-        for i in range(len(ftype.results)):
-            if get_result_attr(func, i, "sdy.sharding") is not None:
-                yield _drop_sharding(f, "result", i)
-        for arg in reversed(func.regions[0].blocks[0].args):
-            if not arg.has_uses:
-                yield _delete_arg(f, arg.index)
+        yield from _body_edits(f, func)
+        yield from _signature_edits(f, func)
+
+
+def _body_edits(f: int, func: Operation) -> Iterator[Edit]:
+    """Deleting an op only the ``return`` uses (last first), dropping a constraint."""
+    ops = _body_ops(func)
+    for k in reversed(range(len(ops) - 1)):
+        if _only_returned(ops[k], ops[-1]):
+            yield _delete_op(f, k)
+    for k, op in enumerate(ops):
+        if op.name == "sdy.sharding_constraint":
+            yield _drop_constraint(f, k)
+
+
+def _signature_edits(f: int, func: Operation) -> Iterator[Edit]:
+    """Dropping a result (of several), an argument's or a result's user sharding, an
+    unused argument."""
+    ftype = function_type(func)
+    if len(ftype.results) > 1:
+        yield from (_drop_result(f, i) for i in reversed(range(len(ftype.results))))
+    for i in range(len(ftype.inputs)):
+        if get_arg_attr(func, i, "sdy.sharding") is not None:
+            yield _drop_sharding(f, "arg", i)
+    for i in range(len(ftype.results)):
+        if get_result_attr(func, i, "sdy.sharding") is not None:
+            yield _drop_sharding(f, "result", i)
+    for arg in reversed(func.regions[0].blocks[0].args):
+        if not arg.has_uses:
+            yield _delete_arg(f, arg.index)
 
 
 def op_count(text: str) -> int:

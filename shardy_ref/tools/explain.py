@@ -23,10 +23,10 @@ from shardy_ref.ir.sdy_reshard_cse import mesh_of
 from shardy_ref.ir.sdy_rules import factor_symbol
 from shardy_ref.ir.sdy_sharding import TensorSharding
 from shardy_ref.ir.types import IntegerType
-from shardy_ref.ir.utils import closed_like
+from shardy_ref.ir.utils import closed_like, entry_function
 from shardy_ref.ir.value_sharding import get_func_result_sharding, get_sharding
 from shardy_ref.partition.collective_cost import COLLECTIVES, collective_cost
-from shardy_ref.pass_manager import PassContext, PassManager, nested, passes
+from shardy_ref.pass_manager import PassContext, PassManager, make_pass, passes
 from shardy_ref.propagate import provenance
 from shardy_ref.propagate.provenance import (
     FuncResult,
@@ -172,16 +172,18 @@ def _follow(func: Operation, slots: list[_Slot]) -> list[Value]:
 
 
 def main_function(module, filename: str) -> Operation:
-    """``@main``, else the only public function, else the first function."""
-    from shardy_ref.ir.diagnostics import ShardyRefError
+    """``@main``, else the only function (:func:`~shardy_ref.ir.utils.entry_function`);
+    else the only public function, else the first function: ``explain`` reports on any
+    module that has a function."""
+    from shardy_ref.ir.diagnostics import EntryFunctionError, ShardyRefError
     from shardy_ref.ir.location import Location
 
-    funcs = [op for op in module.regions[0].blocks[0] if op.name == "func.func"]
+    try:
+        return entry_function(module)
+    except EntryFunctionError:
+        funcs = [op for op in module.regions[0].blocks[0] if op.name == "func.func"]
     if not funcs:
         raise ShardyRefError(Location(filename, 1, 1), "the module has no function to explain")
-    for f in funcs:
-        if _func_name(f) == "main":
-            return f
     public = [f for f in funcs if "sym_visibility" not in f.attributes]
     return public[0] if len(public) == 1 else funcs[0]
 
@@ -246,37 +248,41 @@ def find_value(reports, name: str) -> list[ValueReport]:
 # -- passes ------------------------------------------------------------------------------
 
 def propagation_passes() -> list:
-    """``sdy-propagation-pipeline`` (without call-graph dedup) up to the end of
-    propagation."""
-    return passes(
-        ("sdy-import-pipeline", "dedup-functions-fully=false"), "sdy-flatten-call-graph",
-        "symbol-dce", "sdy-import-func-calls", "symbol-dce", "sdy-apply-sharding-constraints",
-        "sdy-sharding-group-import", "sdy-pre-order-funcs",
-        ("sdy-user-priority-propagate", "keep-sharding-rules=true"))
+    """``sdy-propagation-pipeline`` up to the end of propagation."""
+    return _stage(_propagation_pipeline(), "sdy-user-priority-propagate")
 
 
 def export_passes() -> list:
     """The rest of ``sdy-propagation-pipeline`` up to sinking the data-flow edges."""
-    pipeline = passes(
-        "sdy-export-named-computations", "sdy-propagate-to-func-results",
-        "sdy-unflatten-call-graph", "symbol-dce", "sdy-insert-func-call-reshards")
-    pipeline.append(nested("func.func", "sdy-constant-or-scalar-merger",
-                           "sdy-sink-data-flow-edges"))
-    return pipeline
+    return _stage(_propagation_pipeline(), "sdy-sink-data-flow-edges",
+                  after="sdy-user-priority-propagate")
 
 
 def _partitioning() -> list:
-    """The rest of the export pipeline, then the per-device path down to collectives."""
-    pipeline = passes("sdy-remove-sharding-groups")
-    pipeline.append(nested("func.func", "sdy-sharding-constraint-to-reshard"))
-    pipeline += passes("sdy-update-non-divisible-input-output-shardings",
-                       "sdy-remove-sub-axes-in-input-output-shardings", "sdy-close-shardings",
-                       "sdy-ref-erase-propagation-barriers")
-    pipeline.append(nested("func.func", ("sdy-insert-explicit-reshards",
-                                         "enable-full-version=true")))
-    pipeline += passes("sdy-resolve-permutation-factors")
-    pipeline.append(nested("func.func", "sdy-reshard-to-collectives"))
-    return pipeline
+    """The rest of the export pipeline up to closing the shardings, then the per-device
+    pipeline's passes down to collectives (``sdy-ref-make-partitionable`` left out)."""
+    from shardy_ref.partition.per_device_pipeline import per_device_passes
+
+    export = _stage(_propagation_pipeline(), "sdy-close-shardings",
+                    after="sdy-sink-data-flow-edges")
+    per_device = passes(*(p for p in per_device_passes()
+                          if p[0] != "sdy-ref-make-partitionable"))
+    return export + _stage(per_device, "sdy-reshard-to-collectives")
+
+
+def _propagation_pipeline() -> list:
+    return make_pass("sdy-propagation-pipeline").elements()
+
+
+def _stage(pipeline: list, last: str, after: str | None = None) -> list:
+    """The elements of ``pipeline`` after the one running pass ``after`` (default: from the
+    start) up to the one running pass ``last``."""
+    def runs(element, name: str) -> bool:
+        return any(e.pass_.NAME == name for e in (element.nested or (element,)))
+
+    start = next(i + 1 for i, e in enumerate(pipeline) if runs(e, after)) if after else 0
+    stop = next(i for i, e in enumerate(pipeline) if i >= start and runs(e, last))
+    return pipeline[start:stop + 1]
 
 
 # -- shardings and origins ---------------------------------------------------------------

@@ -14,9 +14,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from shardy_ref.ir.diagnostics import ShardyRefError
+from shardy_ref.ir.diagnostics import ToolError
+from shardy_ref.tools.command import tool_command
 from shardy_ref.tools.explain import ValueReport, explain_module, find_value
-from shardy_ref.tools.simulate_cmd import CommandError, read_module_file
+from shardy_ref.tools.simulate_cmd import read_module_file
 
 
 class _Parser(argparse.ArgumentParser):
@@ -32,24 +33,19 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str], stdout=None, stderr=None) -> int:
-    stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
+    return _main(argv, stdout or sys.stdout, stderr=stderr or sys.stderr)
+
+
+@tool_command("explain", says_error=False)
+def _main(argv: list[str], stdout, *, stderr) -> int:
     args = _parser().parse_args(argv)
-    try:
-        text, filename = read_module_file(args.module)
-    except CommandError as e:
-        stderr.write(f"shardy-ref explain: {e}\n")
-        return 1
-    try:
-        explanation = explain_module(text, filename)
-    except ShardyRefError as e:
-        stderr.write(f"{e}\n")
-        return 1
+    text, filename = read_module_file(args.module)
+    explanation = explain_module(text, filename)
     reports = explanation.values
     if args.value is not None:
         reports = find_value(reports, args.value)
         if not reports:
-            stderr.write(f"shardy-ref explain: no value named {args.value}\n")
-            return 1
+            raise ToolError(f"no value named {args.value}")
     steps = (f" (steps by {', '.join(explanation.propagated_by)})"
              if explanation.propagated_by else "")
     header = f"@{explanation.function}: after sdy-propagation-pipeline{steps}, then partitioned"

@@ -19,8 +19,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from shardy_ref.ir.diagnostics import UsageError
 from shardy_ref.testing.invariants import INVARIANTS
 from shardy_ref.tools.arg_types import non_negative_int, positive_int
+from shardy_ref.tools.command import tool_command
 
 DEFAULT_SAVE = "shardy-ref-fuzz"
 
@@ -65,6 +67,7 @@ class Outcome:
     kinds: dict | None = None  # op catalog kind -> times drawn in this invariant's programs
 
 
+@tool_command("fuzz", says_error=False)
 def main(argv: list[str]) -> int:
     parser = _parser()
     opts = parser.parse_args(argv)
@@ -76,8 +79,7 @@ def main(argv: list[str]) -> int:
     try:
         features = _features(opts.features)
     except ValueError as e:
-        sys.stderr.write(f"shardy-ref fuzz: --features: {e}\n")
-        return 2
+        raise UsageError(f"--features: {e}") from None
     if opts.stats:
         from shardy_ref.tools.fuzz_stats import print_stats
         print_stats(sys.stdout)

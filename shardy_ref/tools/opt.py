@@ -29,6 +29,8 @@ import traceback
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from shardy_ref.ir.diagnostics import UsageError
+
 USAGE = ("OVERVIEW: shardy_ref's optimizer driver, a drop-in for sdy_opt\n\nUSAGE:\n" +
          __doc__.split("\n\n")[1])
 
@@ -74,10 +76,6 @@ class Options:
                 "elide_elements_larger_than": self.elide_elements}
 
 
-class UsageError(Exception):
-    pass
-
-
 def _unquote(value: str) -> str:
     """Drop one pair of matching outer quotes: ``"a=1 b='x'"`` -> ``a=1 b='x'``."""
     if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
@@ -95,75 +93,101 @@ def _boolean(flag: str, value: str) -> bool:
                      f"Try 0 or 1")
 
 
+def _output(opts: Options, name: str, value: str | None, rest) -> None:
+    opts.output = value if value is not None else next(rest, None)
+    if opts.output is None:
+        raise UsageError("missing file name after -o")
+
+
+def _help(opts: Options, name: str, value: str | None, rest) -> None:
+    from shardy_ref.tools.opt_help import passes_help
+    print(USAGE)
+    print("\n" + passes_help())
+    raise SystemExit(0)
+
+
+def _version(opts: Options, name: str, value: str | None, rest) -> None:
+    print_version("shardy-ref-opt")
+    raise SystemExit(0)
+
+
+def _list_passes(opts: Options, name: str, value: str | None, rest) -> None:
+    """mlir-opt's ``--list-passes``: the registered passes, then exit."""
+    from shardy_ref.tools.opt_help import passes_help
+    print("Available Passes:")
+    print("\n".join(passes_help().splitlines()[1:]))
+    raise SystemExit(0)
+
+
+def _set(field_name: str):
+    """A flag that turns ``field_name`` on, whatever value it is given."""
+    def handle(opts: Options, name: str, value: str | None, rest) -> None:
+        setattr(opts, field_name, True)
+    return handle
+
+
+def _set_boolean(field_name: str, negate: bool = False):
+    """A flag taking llvm::cl's boolean values (``--flag``, ``--flag=false``)."""
+    def handle(opts: Options, name: str, value: str | None, rest) -> None:
+        setattr(opts, field_name, _boolean(name, "true" if value is None else value) != negate)
+    return handle
+
+
+def _elide(opts: Options, name: str, value: str | None, rest) -> None:
+    value = next(rest, "") if value is None else value
+    if not value.isdigit():  # llvm::cl's words for a bad unsigned value
+        raise UsageError(f"for the --{_ELIDE} option: '{value}' value invalid for "
+                         f"uint argument!")
+    opts.elide_elements = int(value)
+
+
+def _pipeline(opts: Options, name: str, value: str | None, rest) -> None:
+    opts.pipeline = (value or "").strip("'\"")
+
+
+def _print_ir(opts: Options, name: str, value: str | None, rest) -> None:
+    opts.print_ir.add(name.removeprefix("mlir-print-ir-"))
+
+
+def _ignored(opts: Options, name: str, value: str | None, rest) -> None:
+    pass
+
+
+# flag name (without dashes) -> handler(opts, name, value or None without "=", rest of argv)
+_FLAGS = {
+    "o": _output, "h": _help, "help": _help, "version": _version, "list-passes": _list_passes,
+    "split-input-file": _set("split"), "verify-diagnostics": _set("verify_diagnostics"),
+    "allow-unregistered-dialect": _set("allow_unregistered"),
+    "mlir-print-op-generic": _set("generic"), "debug": _set("debug"),
+    **{f"mlir-print-ir-{when}": _print_ir for when in _PRINT_IR},
+    **{flag: _set_boolean(field_name) for flag, field_name in _BOOLEAN_FLAGS.items()},
+    "no-implicit-module": _set_boolean("implicit_module", negate=True),
+    _ELIDE: _elide, "pass-pipeline": _pipeline, **dict.fromkeys(_IGNORED_FLAGS, _ignored),
+}
+
+
 def parse_args(argv: list[str]) -> Options:
+    """mlir-opt's command line: flags in :data:`_FLAGS`, ``-PASS[=OPTIONS]`` for every
+    registered pass, at most one input file (anything after ``--`` is one)."""
     from shardy_ref.pass_manager import PASS_MODULES
 
     opts = Options()
     positional: list[str] = []
-    i = 0
-    only_positional = False
-    while i < len(argv):
-        arg = argv[i]
-        i += 1
-        if only_positional or arg == "-" or not arg.startswith("-"):
-            positional.append(arg)
-            continue
+    rest = iter(argv)
+    for arg in rest:
         if arg == "--":
-            only_positional = True
-            continue
-        name, eq, value = arg.lstrip("-").partition("=")
-        if name == "o":
-            if eq:
-                opts.output = value
-            elif i < len(argv):
-                opts.output, i = argv[i], i + 1
-            else:
-                raise UsageError("missing file name after -o")
-        elif name in ("h", "help"):
-            from shardy_ref.tools.opt_help import passes_help
-            print(USAGE)
-            print("\n" + passes_help())
-            raise SystemExit(0)
-        elif name == "version":
-            print_version("shardy-ref-opt")
-            raise SystemExit(0)
-        elif name == "list-passes":  # mlir-opt's: the registered passes, then exit
-            from shardy_ref.tools.opt_help import passes_help
-            print("Available Passes:")
-            print("\n".join(passes_help().splitlines()[1:]))
-            raise SystemExit(0)
-        elif name == "split-input-file":
-            opts.split = True
-        elif name == "verify-diagnostics":
-            opts.verify_diagnostics = True
-        elif name == "allow-unregistered-dialect":
-            opts.allow_unregistered = True
-        elif name == "mlir-print-op-generic":
-            opts.generic = True
-        elif name == "debug":
-            opts.debug = True
-        elif name.startswith("mlir-print-ir-") and name[len("mlir-print-ir-"):] in _PRINT_IR:
-            opts.print_ir.add(name[len("mlir-print-ir-"):])
-        elif name in _BOOLEAN_FLAGS:
-            setattr(opts, _BOOLEAN_FLAGS[name], _boolean(name, value if eq else "true"))
-        elif name == "no-implicit-module":
-            opts.implicit_module = not _boolean(name, value if eq else "true")
-        elif name == _ELIDE:
-            if not eq and i < len(argv):
-                value, i = argv[i], i + 1
-            if not value.isdigit():  # llvm::cl's words for a bad unsigned value
-                raise UsageError(f"for the --{_ELIDE} option: '{value}' value invalid for "
-                                 f"uint argument!")
-            opts.elide_elements = int(value)
-        elif name == "pass-pipeline":
-            opts.pipeline = value.strip("'\"")
-        elif name in _IGNORED_FLAGS:
-            continue
-        elif name in PASS_MODULES:
-            opts.passes.append((name, _unquote(value) if eq else ""))
+            positional += rest
+        elif arg == "-" or not arg.startswith("-"):
+            positional.append(arg)
         else:
-            raise UsageError(f"Unknown command line argument '{arg}'.  "
-                             f"Try: 'shardy-ref-opt --help'")
+            name, eq, value = arg.lstrip("-").partition("=")
+            if name in _FLAGS:
+                _FLAGS[name](opts, name, value if eq else None, rest)
+            elif name in PASS_MODULES:
+                opts.passes.append((name, _unquote(value) if eq else ""))
+            else:
+                raise UsageError(f"Unknown command line argument '{arg}'.  "
+                                 f"Try: 'shardy-ref-opt --help'")
     if len(positional) > 1:
         raise UsageError("Too many positional arguments specified! Can specify at most 1 "
                          "positional arguments: See: shardy-ref-opt --help")

@@ -20,12 +20,13 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from shardy_ref.ir.diagnostics import ShardyRefError
+from shardy_ref.ir.diagnostics import ToolError
 from shardy_ref.ir.sdy_axes import Mesh
 from shardy_ref.ir.sdy_sharding import TensorSharding
 from shardy_ref.ir.sharding_layout import Layout, dim_axes, layout
 from shardy_ref.tools.arg_types import positive_int
-from shardy_ref.tools.simulate_cmd import CommandError, read_module_file
+from shardy_ref.tools.command import tool_command
+from shardy_ref.tools.simulate_cmd import read_module_file
 
 
 def _palette() -> tuple[str, ...]:
@@ -74,19 +75,11 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+@tool_command("show", says_error=False)
 def main(argv: list[str]) -> int:
     opts = _parser().parse_args(argv)
-    try:
-        text, filename = read_module_file(opts.module)
-        return show(opts, text, filename)
-    except ShardyRefError as e:
-        sys.stderr.write(f"{e}\n")
-        return 1
-    except CommandError as e:
-        sys.stderr.write(f"shardy-ref show: {e}\n")
-        return 1
-    except BrokenPipeError:
-        return 1
+    text, filename = read_module_file(opts.module)
+    return show(opts, text, filename)
 
 
 def show(opts, text: str, filename: str) -> int:
@@ -119,7 +112,7 @@ def show(opts, text: str, filename: str) -> int:
         try:
             replace_file(opts.svg, svg.encode("utf-8"))
         except OSError as e:
-            raise CommandError(f"cannot write {opts.svg}: {e.strerror}") from None
+            raise ToolError(f"cannot write {opts.svg}: {e.strerror}") from None
     return 0
 
 
@@ -129,18 +122,18 @@ def _check_writable(path: str) -> None:
 
     parent = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
-        raise CommandError(f"cannot write {path}: Is a directory")
+        raise ToolError(f"cannot write {path}: Is a directory")
     if not os.path.isdir(parent):
-        raise CommandError(f"cannot write {path}: No such file or directory")
+        raise ToolError(f"cannot write {path}: No such file or directory")
     if not os.access(parent, os.W_OK) or (os.path.exists(path) and
                                           not os.access(path, os.W_OK)):
-        raise CommandError(f"cannot write {path}: Permission denied")
+        raise ToolError(f"cannot write {path}: Permission denied")
 
 
 def _console(opts):
     if importlib.util.find_spec("rich") is None:
-        raise CommandError("drawing needs rich: pip install 'shardy-ref[testing]' "
-                           "(or pip install rich)")
+        raise ToolError("drawing needs rich: pip install 'shardy-ref[testing]' "
+                        "(or pip install rich)")
     from rich.console import Console
 
     width = opts.width
@@ -166,19 +159,19 @@ def _mesh_of(sharding: TensorSharding | None, meshes: dict[str, Mesh]):
 
 
 def _entry(module, function: str | None):
-    """The function named ``function``; by default ``@main``, else the only function."""
+    """The function named ``function``; by default ``@main``, else the only function
+    (:func:`~shardy_ref.ir.utils.entry_function`), or an error listing the functions."""
+    from shardy_ref.ir.diagnostics import EntryFunctionError
     from shardy_ref.ir.symbols import symbol_name
+    from shardy_ref.ir.utils import entry_function
 
-    funcs = {symbol_name(op): op for op in module.regions[0].blocks[0]
-             if op.name == "func.func"}
-    if function is None and "main" not in funcs and len(funcs) == 1:
-        return next(iter(funcs.values()))
-    name = function or "main"
-    if name not in funcs:
-        known = ", ".join(f"@{f}" for f in funcs) or "none"
-        raise ShardyRefError(module.location, f"no function @{name} in the module "
-                             f"(functions: {known})")
-    return funcs[name]
+    try:
+        return entry_function(module, function)
+    except EntryFunctionError:
+        known = ", ".join(f"@{symbol_name(op)}" for op in module.regions[0].blocks[0]
+                          if op.name == "func.func") or "none"
+        raise EntryFunctionError(module.location, f"no function @{function or 'main'} in the "
+                                 f"module (functions: {known})") from None
 
 
 def collect_values(module, function: str | None, meshes: dict[str, Mesh]) -> list[ShownValue]:
@@ -237,7 +230,7 @@ def find_value(values: list[ShownValue], name: str, text: str, module,
         for v in values:
             if v.name == target:
                 return dataclasses.replace(v, name=f"{v.name} ({name})")
-    raise CommandError(f"no value named {name}")
+    raise ToolError(f"no value named {name}")
 
 
 def _source_name(text: str, name: str, module, function: str | None) -> str | None:

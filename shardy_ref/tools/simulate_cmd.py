@@ -26,20 +26,16 @@ from contextlib import contextmanager, nullcontext, redirect_stdout
 import numpy as np
 
 from shardy_ref.backends.jax_runtime import BackendError
-from shardy_ref.ir.diagnostics import ShardyRefError
+from shardy_ref.ir.diagnostics import ToolError
 from shardy_ref.tools.arg_types import (
     byte_size,
     non_negative_float,
     non_negative_int,
     positive_int,
 )
+from shardy_ref.tools.command import tool_command
 
-COMMANDS = ("run", "check")
 BACKENDS = ("numpy", "xla")
-
-
-class CommandError(Exception):
-    """A problem with the command's own inputs (files, flags), not with the module."""
 
 
 def _parser(command: str) -> argparse.ArgumentParser:
@@ -82,7 +78,17 @@ def _parser(command: str) -> argparse.ArgumentParser:
     return p
 
 
-def main(command: str, argv: list[str]) -> int:
+@tool_command("run")
+def run_main(argv: list[str]) -> int:
+    return _main("run", argv)
+
+
+@tool_command("check")
+def check_main(argv: list[str]) -> int:
+    return _main("check", argv)
+
+
+def _main(command: str, argv: list[str]) -> int:
     parser = _parser(command)
     opts = parser.parse_args(argv)
     _check_paths(parser, opts)
@@ -98,19 +104,8 @@ def main(command: str, argv: list[str]) -> int:
         with redirect_stdout(io.StringIO()) if opts.process_id else nullcontext():
             return (run_command if command == "run" else check_command)(opts, text, filename,
                                                                         progress)
-    except BackendError as e:
-        sys.stderr.write(f"shardy-ref {command}: error: {e.message}\n")
-        return 1
-    except ShardyRefError as e:
-        sys.stderr.write(f"{e}\n")
-        return 1
-    except CommandError as e:
-        sys.stderr.write(f"shardy-ref {command}: error: {e}\n")
-        return 1
-    except BrokenPipeError:
-        return 1
-    except KeyboardInterrupt:
-        return 130
+    except BackendError as e:  # the runtime's own words, after the command's name
+        raise ToolError(e.message) from e
     finally:
         progress.stop()
 
@@ -132,13 +127,13 @@ def _join(opts, progress) -> None:
     """Join the other processes of a ``--processes`` run (before jax starts); only process
     0 prints, so P processes write one report."""
     if opts.backend != "xla":
-        raise CommandError("--processes runs on XLA's devices: add --backend xla")
+        raise ToolError("--processes runs on XLA's devices: add --backend xla")
     if opts.processes < 1 or not 0 <= opts.process_id < opts.processes:
-        raise CommandError(f"--process-id {opts.process_id} is not a process of "
-                           f"--processes {opts.processes} (0 .. P-1)")
+        raise ToolError(f"--process-id {opts.process_id} is not a process of "
+                        f"--processes {opts.processes} (0 .. P-1)")
     if not (opts.coordinator or os.environ.get("JAX_COORDINATOR_ADDRESS")):
-        raise CommandError("--processes needs --coordinator HOST:PORT (or "
-                           "JAX_COORDINATOR_ADDRESS): process 0's address")
+        raise ToolError("--processes needs --coordinator HOST:PORT (or "
+                        "JAX_COORDINATOR_ADDRESS): process 0's address")
     from shardy_ref.backends import join_processes
 
     join_processes(opts.processes, opts.process_id, opts.coordinator)
@@ -154,13 +149,13 @@ def read_module_file(path: str) -> tuple[str, str]:
     try:
         return read_source(path)
     except OSError as e:
-        raise CommandError(f"cannot read {path}: {e.strerror}") from None
+        raise ToolError(f"cannot read {path}: {e.strerror}") from None
 
 
 # -- the two commands -----------------------------------------------------------------------
 def run_command(opts, text: str, filename: str, progress) -> int:
     if opts.single_device and opts.backend != "numpy":
-        raise CommandError("--single-device runs our interpreter; it takes no --backend")
+        raise ToolError("--single-device runs our interpreter; it takes no --backend")
     if opts.single_device:
         from shardy_ref.execute import run
 
@@ -179,10 +174,11 @@ def run_command(opts, text: str, filename: str, progress) -> int:
 def check_command(opts, text: str, filename: str, progress) -> int:
     from shardy_ref.execute import run
 
-    program = _compile(opts, text, filename, progress)
+    module = _parsed(text, filename)  # parsed once: compile_spmd partitions a clone
+    program = _compile(opts, module, filename, progress)
     arrays = _inputs(opts, [a.type for a in program.args])
     with progress.phase("running on one device"):
-        want = run(_parsed(text, filename), *arrays, function=opts.function)
+        want = run(module, *arrays, function=opts.function)
     got = _run_partitioned(opts, program, arrays, progress)
     progress.stop()
     ok = True
@@ -276,17 +272,19 @@ def _parsed(text: str, filename: str):
     return module
 
 
-def _compile(opts, text: str, filename: str, progress):
+def _compile(opts, module, filename: str, progress):
+    """``module`` (its text, or the module op parsed and verified) propagated and
+    partitioned for its mesh."""
     from shardy_ref.execute import compile_spmd
 
     with progress.phase("propagating and partitioning"):
-        program = compile_spmd(text, function=opts.function, filename=filename,
+        program = compile_spmd(module, function=opts.function, filename=filename,
                                enable_halo_exchange=not opts.no_halo_exchange)
     declared = _num_partitions(program.propagated)
     if declared is not None and declared != program.num_devices and not opts.devices_from_mesh:
-        raise CommandError(f"the module says mhlo.num_partitions = {declared} but its mesh "
-                           f"{program.mesh} has {program.num_devices} devices; pass "
-                           "--devices-from-mesh to simulate the mesh's devices")
+        raise ToolError(f"the module says mhlo.num_partitions = {declared} but its mesh "
+                        f"{program.mesh} has {program.num_devices} devices; pass "
+                        "--devices-from-mesh to simulate the mesh's devices")
     return program
 
 
@@ -296,9 +294,9 @@ def _num_partitions(module_op) -> int | None:
 
 
 def _entry_types(module_op, function: str) -> list:
-    from shardy_ref.execute.interpreter import Interpreter
+    from shardy_ref.ir.utils import entry_function
 
-    func = Interpreter(module_op).entry_function(function)
+    func = entry_function(module_op, None if function == "main" else function)
     return [a.type for a in func.regions[0].blocks[0].args]
 
 
@@ -312,27 +310,27 @@ def _inputs(opts, types: list) -> list:
         with np.load(opts.inputs, allow_pickle=False) as npz:
             given = {k: npz[k] for k in npz.files}
     except (OSError, ValueError) as e:
-        raise CommandError(f"cannot read {opts.inputs}: {e}") from None
+        raise ToolError(f"cannot read {opts.inputs}: {e}") from None
     names = [f"arg{i}" for i in range(len(types))]
     missing = [n for n in names if n not in given]
     extra = sorted(set(given) - set(names))
     if missing:
-        raise CommandError(f"{opts.inputs} has no {', '.join(missing)} (the function takes "
-                           f"{len(types)} argument(s): {', '.join(map(str, types))})")
+        raise ToolError(f"{opts.inputs} has no {', '.join(missing)} (the function takes "
+                        f"{len(types)} argument(s): {', '.join(map(str, types))})")
     if extra:
-        raise CommandError(f"{opts.inputs} has {', '.join(extra)}, which the function does "
-                           f"not take (it takes {len(types)} argument(s))")
+        raise ToolError(f"{opts.inputs} has {', '.join(extra)}, which the function does "
+                        f"not take (it takes {len(types)} argument(s))")
     arrays = []
     for name, t in zip(names, types, strict=True):
         a = given[name]
         want = tuple(getattr(t, "shape", ()))
         if tuple(a.shape) != want:
-            raise CommandError(f"{name} has shape {list(a.shape)}, the function takes {t}")
+            raise ToolError(f"{name} has shape {list(a.shape)}, the function takes {t}")
         from shardy_ref.execute.dtypes import storage_dtype
         dtype = storage_dtype(t.element_type)
         if a.dtype != dtype:
-            raise CommandError(f"{name} has dtype {a.dtype}, the function takes {t} "
-                               f"(NumPy {dtype})")
+            raise ToolError(f"{name} has dtype {a.dtype}, the function takes {t} "
+                            f"(NumPy {dtype})")
         arrays.append(a)
     return arrays
 
@@ -354,7 +352,7 @@ def _write_results(path: str | None, results) -> None:
     try:
         replace_file(path, archive.getvalue())
     except OSError as e:
-        raise CommandError(f"cannot write {path}: {e.strerror}") from None
+        raise ToolError(f"cannot write {path}: {e.strerror}") from None
 
 
 # -- comparing ------------------------------------------------------------------------------

@@ -46,43 +46,63 @@ class Options:
     debug: bool = False
 
 
-_FLAGS = {"interpret": "interpret", "split-input-file": "split",
-          "interpreter-print-dense": "print_dense", "debug": "debug"}
-_VALUED = {"args": "args", "probe-output-dir": "probe_dir", "o": "output"}
+def _help(opts: Options, arg: str, value: str | None, rest) -> None:
+    print(__doc__)
+    raise SystemExit(0)
+
+
+def _version(opts: Options, arg: str, value: str | None, rest) -> None:
+    print_version("shardy-ref-translate")
+    raise SystemExit(0)
+
+
+def _set(field_name: str, to: bool = True):
+    """A flag setting ``field_name``, whatever value it is given."""
+    def handle(opts: Options, arg: str, value: str | None, rest) -> None:
+        setattr(opts, field_name, to)
+    return handle
+
+
+def _valued(field_name: str):
+    """A flag with a value: ``--flag=VALUE`` or ``--flag VALUE``."""
+    def handle(opts: Options, arg: str, value: str | None, rest) -> None:
+        value = next(rest, None) if value is None else value
+        if value is None:
+            raise UsageError(f"missing value after {arg}")
+        setattr(opts, field_name, value)
+    return handle
+
+
+def _ignored(opts: Options, arg: str, value: str | None, rest) -> None:
+    pass
+
+
+# flag name (without dashes) -> handler(opts, arg, value or None without "=", rest of argv)
+_FLAGS = {
+    "h": _help, "help": _help, "version": _version,
+    "interpret": _set("interpret"), "split-input-file": _set("split"),
+    "interpreter-print-dense": _set("print_dense"), "debug": _set("debug"),
+    "no-vectorize": _set("vectorize", False),
+    "args": _valued("args"), "probe-output-dir": _valued("probe_dir"), "o": _valued("output"),
+    "allow-unregistered-dialect": _ignored, "mlir-disable-threading": _ignored,
+}
 
 
 def parse_args(argv: list[str]) -> Options:
+    """stablehlo-translate's command line: the flags in :data:`_FLAGS`, at most one input
+    file, and ``--interpret``, the one translation there is."""
     opts = Options()
     positional: list[str] = []
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        i += 1
+    rest = iter(argv)
+    for arg in rest:
         if arg == "-" or not arg.startswith("-"):
             positional.append(arg)
             continue
         name, eq, value = arg.lstrip("-").partition("=")
-        if name in ("h", "help"):
-            print(__doc__)
-            raise SystemExit(0)
-        if name == "version":
-            print_version("shardy-ref-translate")
-            raise SystemExit(0)
-        if name in _FLAGS:
-            setattr(opts, _FLAGS[name], True)
-        elif name == "no-vectorize":
-            opts.vectorize = False
-        elif name in _VALUED:
-            if not eq:
-                if i >= len(argv):
-                    raise UsageError(f"missing value after {arg}")
-                value, i = argv[i], i + 1
-            setattr(opts, _VALUED[name], value)
-        elif name in ("allow-unregistered-dialect", "mlir-disable-threading"):
-            continue
-        else:
+        if name not in _FLAGS:
             raise UsageError(f"Unknown command line argument '{arg}'.  "
                              "Try: 'shardy-ref-translate --help'")
+        _FLAGS[name](opts, arg, value if eq else None, rest)
     if len(positional) > 1:
         raise UsageError("Too many positional arguments specified!")
     if positional:

@@ -30,6 +30,8 @@ from dataclasses import dataclass
 
 from shardy_ref.ir.builtin_attrs import DenseArrayAttr, DenseElementsAttr
 from shardy_ref.ir.chlo_attrs import compare_attrs_of
+from shardy_ref.ir.chlo_families import BINARY as CHLO_BINARY
+from shardy_ref.ir.chlo_families import BROADCAST_BINARY
 from shardy_ref.ir.operation import Block, Operation, Value
 from shardy_ref.ir.types import (
     I1,
@@ -134,12 +136,14 @@ def static(*types) -> bool:
 
 # -- broadcasting ops ----------------------------------------------------------------------
 
-_BINARY = {f"chlo.broadcast_{n}": f"stablehlo.{n}" for n in """add and atan2 complex divide
-maximum minimum multiply or power remainder shift_left shift_right_arithmetic
-shift_right_logical subtract xor""".split()}
-_BINARY.update({"chlo.broadcast_next_after": "chlo.next_after",
-                "chlo.broadcast_polygamma": "chlo.polygamma", "chlo.broadcast_zeta": "chlo.zeta",
-                "chlo.broadcast_compare": "stablehlo.compare"})
+def _unbroadcast(name: str) -> str:
+    """``chlo.broadcast_X`` -> the non-broadcasting ``chlo.X`` if CHLO has one, else
+    ``stablehlo.X``."""
+    base = name.removeprefix("chlo.broadcast_")
+    return f"chlo.{base}" if f"chlo.{base}" in CHLO_BINARY else f"stablehlo.{base}"
+
+
+_BINARY = {name: _unbroadcast(name) for name in BROADCAST_BINARY}
 
 
 def _broadcast_to(emit: Emitter, x: Value, shape: tuple, dims) -> Value:

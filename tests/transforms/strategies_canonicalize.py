@@ -100,61 +100,93 @@ def _collective(rng: random.Random, v: str, dims, unreduced):
     used = {a for d in dims for a in d} | set(unreduced)
     free = [a for a in MESH_AXES if a not in used]
     new = [list(d) for d in dims]
+    return _COLLECTIVES[rng.randrange(8)](rng, v, new, unreduced, free)
+
+
+# Each builder below takes the operand ``v``, ``new`` (a copy of its dim shardings, which it
+# may change into the result's), its ``unreduced`` axes and the ``free`` mesh axes.
+
+def _all_gather(rng: random.Random, v: str, new, unreduced, free):
+    gathered = [[] for _ in new]
+    for d, axes in enumerate(new):
+        if axes and rng.random() < 0.6:
+            cut = rng.randint(0, len(axes))
+            gathered[d], new[d] = axes[cut:], axes[:cut]
     out = f"out_sharding={_fmt(new, unreduced)} : {T3}"
-    k = rng.randrange(8)
-    if k == 0:
-        gathered = [[] for _ in dims]
-        for d, axes in enumerate(new):
-            if axes and rng.random() < 0.6:
-                cut = rng.randint(0, len(axes))
-                gathered[d], new[d] = axes[cut:], axes[:cut]
-        out = f"out_sharding={_fmt(new, unreduced)} : {T3}"
-        return f"sdy.all_gather {_axes_per_dim(gathered)} {v} {out}", new, unreduced
-    if k in (1, 5):
-        sliced = [[] for _ in dims]
-        rng.shuffle(free)
-        for a in free:
-            if rng.random() < 0.6:
-                d = rng.randrange(len(dims))
-                sliced[d].append(a)
-                new[d].append(a)
-        op = "sdy.all_slice" if k == 1 else "sdy.reduce_scatter"
-        out = f"out_sharding={_fmt(new, unreduced)} : {T3}"
-        return f"{op} {_axes_per_dim(sliced)} {v} {out}", new, unreduced
-    if k == 2:
-        reduced = [a for a in free if rng.random() < 0.6]
-        return f"sdy.all_reduce {{{_quoted(reduced)}}} {v} {out}", new, unreduced
-    if k == 3:
-        sources = [d for d, axes in enumerate(new) if axes]
-        if not sources:
-            return None
-        src = rng.choice(sources)
-        tgt = rng.choice([d for d in range(len(dims)) if d != src])
-        cut = rng.randint(0, len(new[src]) - 1)
-        moved, new[src] = new[src][cut:], new[src][:cut]
-        new[tgt] = new[tgt] + moved
-        out = f"out_sharding={_fmt(new, unreduced)} : {T3}"
-        return f"sdy.all_to_all [{{{_quoted(moved)}}}: {src}->{tgt}] {v} {out}", new, unreduced
-    if k == 4:
-        flat = [(d, j) for d, axes in enumerate(new) for j in range(len(axes))]
-        if rng.random() < 0.5 and len(flat) >= 2:
-            (d1, j1), (d2, j2) = rng.sample(flat, 2)
-            new[d1][j1], new[d2][j2] = new[d2][j2], new[d1][j1]
-        out = f"out_sharding={_fmt(new, unreduced)} : {T3}"
-        return f"sdy.collective_permute {v} {out}", new, unreduced
-    if k == 6:
-        axes = [a for a in free if rng.random() < 0.6]
-        if not axes:
-            return None
-        merged = tuple(sorted({*unreduced, *axes}, key=MESH_AXES.index))
-        return (f"sdy.replicated_to_unreduced {{{_quoted(axes)}}} {v} "
-                f"out_sharding={_fmt(new, merged)} : {T3}"), new, merged
+    return f"sdy.all_gather {_axes_per_dim(gathered)} {v} {out}", new, unreduced
+
+
+def _slicing(op: str, rng: random.Random, v: str, new, unreduced, free):
+    """``sdy.all_slice`` or ``sdy.reduce_scatter``: free axes added to random dims."""
+    sliced = [[] for _ in new]
+    rng.shuffle(free)
+    for a in free:
+        if rng.random() < 0.6:
+            d = rng.randrange(len(new))
+            sliced[d].append(a)
+            new[d].append(a)
+    out = f"out_sharding={_fmt(new, unreduced)} : {T3}"
+    return f"{op} {_axes_per_dim(sliced)} {v} {out}", new, unreduced
+
+
+def _all_slice(rng: random.Random, v: str, new, unreduced, free):
+    return _slicing("sdy.all_slice", rng, v, new, unreduced, free)
+
+
+def _reduce_scatter(rng: random.Random, v: str, new, unreduced, free):
+    return _slicing("sdy.reduce_scatter", rng, v, new, unreduced, free)
+
+
+def _all_reduce(rng: random.Random, v: str, new, unreduced, free):
+    reduced = [a for a in free if rng.random() < 0.6]
+    out = f"out_sharding={_fmt(new, unreduced)} : {T3}"
+    return f"sdy.all_reduce {{{_quoted(reduced)}}} {v} {out}", new, unreduced
+
+
+def _all_to_all(rng: random.Random, v: str, new, unreduced, free):
+    sources = [d for d, axes in enumerate(new) if axes]
+    if not sources:
+        return None
+    src = rng.choice(sources)
+    tgt = rng.choice([d for d in range(len(new)) if d != src])
+    cut = rng.randint(0, len(new[src]) - 1)
+    moved, new[src] = new[src][cut:], new[src][:cut]
+    new[tgt] = new[tgt] + moved
+    out = f"out_sharding={_fmt(new, unreduced)} : {T3}"
+    return f"sdy.all_to_all [{{{_quoted(moved)}}}: {src}->{tgt}] {v} {out}", new, unreduced
+
+
+def _collective_permute(rng: random.Random, v: str, new, unreduced, free):
+    flat = [(d, j) for d, axes in enumerate(new) for j in range(len(axes))]
+    if rng.random() < 0.5 and len(flat) >= 2:
+        (d1, j1), (d2, j2) = rng.sample(flat, 2)
+        new[d1][j1], new[d2][j2] = new[d2][j2], new[d1][j1]
+    out = f"out_sharding={_fmt(new, unreduced)} : {T3}"
+    return f"sdy.collective_permute {v} {out}", new, unreduced
+
+
+def _replicated_to_unreduced(rng: random.Random, v: str, new, unreduced, free):
+    axes = [a for a in free if rng.random() < 0.6]
+    if not axes:
+        return None
+    merged = tuple(sorted({*unreduced, *axes}, key=MESH_AXES.index))
+    return (f"sdy.replicated_to_unreduced {{{_quoted(axes)}}} {v} "
+            f"out_sharding={_fmt(new, merged)} : {T3}"), new, merged
+
+
+def _unreduced_all_reduce(rng: random.Random, v: str, new, unreduced, free):
+    """An ``sdy.all_reduce`` of some of the unreduced axes."""
     if not unreduced:
         return None
     axes = [a for a in unreduced if rng.random() < 0.7]
     kept = tuple(a for a in unreduced if a not in axes)
     return (f"sdy.all_reduce {{{_quoted(axes)}}} {v} out_sharding={_fmt(new, kept)} : {T3}",
             new, kept)
+
+
+# by ``rng.randrange(8)``: the order keeps the modules drawn for each seed
+_COLLECTIVES = (_all_gather, _all_slice, _all_reduce, _all_to_all, _collective_permute,
+                _reduce_scatter, _replicated_to_unreduced, _unreduced_all_reduce)
 
 
 def collective_func(name: str, rng: random.Random) -> str:

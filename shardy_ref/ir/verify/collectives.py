@@ -104,6 +104,13 @@ def _verify_traits(op: Operation) -> None:
     """The ODS traits in their order: ZeroRegions, OneResult, OneOperand, the operand,
     result and attribute constraints (OpInvariants), SameOperandsAndResultType and
     InferTypeOpInterface (the result type is the operand type)."""
+    _verify_structure(op)
+    _verify_types(op)
+
+
+def _verify_structure(op: Operation) -> None:
+    """The traits on the op's shape: ZeroRegions, OneResult, OneOperand and the required
+    attributes."""
     if op.regions:
         raise op_error(op, "requires zero regions")
     if op.num_results != 1:
@@ -113,6 +120,11 @@ def _verify_traits(op: Operation) -> None:
     for name in COLLECTIVES[op.name].required:
         if name not in op.attributes:
             raise op_error(op, f"requires attribute '{name}'")
+
+
+def _verify_types(op: Operation) -> None:
+    """The traits on the operand and result types: both shaped non-token,
+    SameOperandsAndResultType, then the inferred result type."""
     for kind, type_ in (("operand", op.operands[0].type), ("result", op.results[0].type)):
         if not _is_shaped_non_token(type_):
             raise op_error(op, f"{kind} #0 must be shaped of any non-token type values, "
@@ -415,6 +427,12 @@ def verify_all_to_all(op: Operation, ctx: VerifyContext) -> None:
     if not params.value:
         raise s.emit("parameter list is empty")
     rank = len(getattr(op.results[0].type, "shape", ()))
+    seen_dims = _verify_all_to_all_params(params, rank, s)
+    _verify_all_to_all_result(params, seen_dims, s)
+
+
+def _verify_all_to_all_params(params: AllToAllParamList, rank: int, s: _Shardings) -> set[int]:
+    """A2A-2..6 per parameter in order; the source and target dimensions the params use."""
     seen, seen_dims, prev_src, sizes = SeenAxes(), set(), -1, axis_sizes(s.mesh)
     for param in params:
         verify_axis_ref_list(param.axes, sizes, s.emit, seen)
@@ -429,6 +447,13 @@ def verify_all_to_all(op: Operation, ctx: VerifyContext) -> None:
             raise s.emit(f"source dimensions are not sorted in ascending order: "
                          f"{param.src_dim} appears after {prev_src}")
         prev_src = param.src_dim
+    return seen_dims
+
+
+def _verify_all_to_all_result(params: AllToAllParamList, seen_dims: set[int],
+                              s: _Shardings) -> None:
+    """A2A-7: the result sharding is the operand's with each parameter's axes moved from
+    its source dimension to its target one."""
 
     def check_dim(dim: int, expected: Sequence[AxisRef]) -> None:
         if tuple(expected) != s.out.dim_shardings[dim].axes:

@@ -249,6 +249,28 @@ def _tensor_type(sharding: TensorSharding, type_: Type | None, emit: EmitError):
     return tensor_type
 
 
+def _verify_dim_shardings(sharding: TensorSharding, tensor_type, mesh: Mesh,
+                          sizes: dict[str, int], emit: EmitError, seen: SeenAxes,
+                          check_divisibility: bool) -> None:
+    """Per dim of ``sharding``: the priority (DIMSH-2, DIMSH-3), the axes (DIMSH-1,
+    AXLIST-*, TSH-8, collected into ``seen``) and, if asked, the divisibility of the dim's
+    static size by its sharded size."""
+    for dim, (dim_sharding, dim_size) in enumerate(zip(sharding.dim_shardings,
+                                                       tensor_type.shape)):
+        if dim_sharding.priority is not None:
+            if dim_sharding.priority < 0:
+                raise emit(f"dim {dim} has a negative priority")
+            if dim_sharding.is_closed and not dim_sharding.axes:
+                raise emit(f"dim {dim} is empty and closed but has a priority")
+        verify_axis_ref_list(dim_sharding.axes, sizes, emit, seen)
+        if dim_size is None or not check_divisibility:
+            continue
+        sharded_size = dim_sharding.sharded_size(mesh)
+        if sharded_size > 0 and dim_size % sharded_size != 0:
+            raise emit(f"dim {dim} with size {dim_size} is not divisible by its sharded "
+                       f"size {sharded_size}")
+
+
 def verify_tensor_sharding(sharding: TensorSharding, type_: Type | None, mesh: Mesh | None,
                            emit: EmitError, *, check_divisibility: bool = False,
                            already_manual: dict[str, Operation] | None = None) -> None:
@@ -276,20 +298,7 @@ def verify_tensor_sharding(sharding: TensorSharding, type_: Type | None, mesh: M
         return
     sizes = axis_sizes(mesh)
     seen = SeenAxes()
-    for dim, (dim_sharding, dim_size) in enumerate(zip(sharding.dim_shardings,
-                                                       tensor_type.shape)):
-        if dim_sharding.priority is not None:
-            if dim_sharding.priority < 0:
-                raise emit(f"dim {dim} has a negative priority")
-            if dim_sharding.is_closed and not dim_sharding.axes:
-                raise emit(f"dim {dim} is empty and closed but has a priority")
-        verify_axis_ref_list(dim_sharding.axes, sizes, emit, seen)
-        if dim_size is None or not check_divisibility:
-            continue
-        sharded_size = dim_sharding.sharded_size(mesh)
-        if sharded_size > 0 and dim_size % sharded_size != 0:
-            raise emit(f"dim {dim} with size {dim_size} is not divisible by its sharded "
-                       f"size {sharded_size}")
+    _verify_dim_shardings(sharding, tensor_type, mesh, sizes, emit, seen, check_divisibility)
     verify_sorted_axis_ref_list(sharding.replicated_axes, mesh, emit, "replicated", seen)
     verify_sorted_axis_ref_list(sharding.unreduced_axes, mesh, emit, "unreduced", seen)
     verify_sub_axes(seen, sizes, emit)

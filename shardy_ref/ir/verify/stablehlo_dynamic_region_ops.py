@@ -77,6 +77,15 @@ def _verify_dynamic_broadcast_in_dim(op: Operation) -> None:
                        f"({operand.rank})")
     if len(set(bdims)) != len(bdims):
         raise fail(op, "broadcast_dimensions should not have duplicates")
+    _verify_broadcast_dimensions(op, bdims, operand, result)
+    _check_shape_operand(op, op.operands[1], result)
+    _verify_expansion_hints(op, operand)
+    _verify_output_dimensions(op, bdims, operand)
+
+
+def _verify_broadcast_dimensions(op: Operation, bdims: Sequence[int],
+                                 operand: RankedTensorType, result: RankedTensorType) -> None:
+    """Each broadcast dimension is a result dimension whose size fits the operand's."""
     for i, d in enumerate(bdims):
         if not 0 <= d < result.rank:
             raise fail(op, f"broadcast_dimensions contains invalid value {d} for result with "
@@ -85,8 +94,12 @@ def _verify_dynamic_broadcast_in_dim(op: Operation) -> None:
         if size != 1 and not compatible_dims(size, out):
             raise fail(op, f"size of operand dimension {i} ({dims([size])}) is not compatible "
                            f"with size of result dimension {d} ({dims([out])})")
-    _check_shape_operand(op, op.operands[1], result)
-    _verify_expansion_hints(op, operand)
+
+
+def _verify_output_dimensions(op: Operation, bdims: Sequence[int],
+                              operand: RankedTensorType) -> None:
+    """A constant ``output_dimensions`` operand: each static operand dimension other than 1
+    equals the shape value at its broadcast dimension."""
     shape = constant_ints(op.operands[1])
     if shape is None or not operand.has_static_shape:
         return
@@ -199,9 +212,28 @@ def _infer_map(op: Operation) -> list[Type] | None:
     if not op.regions[0].blocks:
         raise infer_error(op, "expect non-empty region")
     block = op.regions[0].blocks[0]
-    inputs, args = op.operand_types, block.arg_types
+    inputs = op.operand_types
     if not ranked(inputs):
         return None
+    out = _map_computation_result(op, block, inputs)
+    dimensions = ints(op.attributes["dimensions"])
+    if any(d != i for i, d in enumerate(dimensions)):
+        raise infer_error(op, f"requires monotonically increasing dimension numbers, but "
+                              f"got: {dims(dimensions)}")
+    shape: Sequence = ()
+    for t in inputs:
+        if len(dimensions) != t.rank:
+            raise infer_error(op, f"applied to a subset of dimensions currently not "
+                                  f"supported: operand dimensions = {t.rank}, requested map "
+                                  f"dimensions size = {len(dimensions)}")
+        shape = t.shape
+    return [RankedTensorType(tuple(shape), out.element_type)]
+
+
+def _map_computation_result(op: Operation, block, inputs: Sequence[Type]) -> RankedTensorType:
+    """The map computation takes one scalar of each operand's element type and returns one
+    scalar: that scalar's type."""
+    args = block.arg_types
     if len(inputs) != len(args):
         raise infer_error(op, f"expects number of operands to match the arity of map "
                               f"computation, but got: {len(inputs)} and {len(args)}")
@@ -219,18 +251,7 @@ def _infer_map(op: Operation) -> list[Type] | None:
     out = outputs[0]
     if not isinstance(out, RankedTensorType) or out.rank != 0:
         raise infer_error(op, f"computation must return 0-rank tensor, but got: '{out}'")
-    dimensions = ints(op.attributes["dimensions"])
-    if any(d != i for i, d in enumerate(dimensions)):
-        raise infer_error(op, f"requires monotonically increasing dimension numbers, but "
-                              f"got: {dims(dimensions)}")
-    shape: Sequence = ()
-    for t in inputs:
-        if len(dimensions) != t.rank:
-            raise infer_error(op, f"applied to a subset of dimensions currently not "
-                                  f"supported: operand dimensions = {t.rank}, requested map "
-                                  f"dimensions size = {len(dimensions)}")
-        shape = t.shape
-    return [RankedTensorType(tuple(shape), out.element_type)]
+    return out
 
 
 # -- select_and_scatter ---------------------------------------------------------------------

@@ -270,15 +270,24 @@ class CollectiveInserter:
         self.capacity[tgt] //= common * added
         return tgt, start, end
 
-    def slicing_axes_per_dim(self):
-        """Upstream ``getSlicingAxesPerDim``."""
-        mesh = self.mesh
-        slicing: list[AxisList] = [[] for _ in range(self.rank)]
-        has = False
+    def init_capacity_per_dim(self) -> None:
+        """Stage 0 of ``getSlicingAxesPerDim``: each dimension's capacity is how much more
+        the output shards it than the input does."""
         for dim in range(self.rank):
-            in_size = _size(self.in_axes[dim], mesh)
-            out_size = _size(self.out_axes[dim], mesh)
+            in_size = _size(self.in_axes[dim], self.mesh)
+            out_size = _size(self.out_axes[dim], self.mesh)
             self.capacity[dim] = out_size // gcd(in_size, out_size)
+
+    def add_slicing_axis(self, slicing: list[AxisList], dim: int, axis: AxisRef) -> None:
+        """Record ``axis`` as sliced on ``dim``, in both the collective and the current
+        sharding."""
+        add_axis_or_merge(slicing[dim], axis, self.mesh)
+        add_axis_or_merge(self.current[dim], axis, self.mesh)
+
+    def slice_axes_for_all_to_alls(self, slicing: list[AxisList]) -> bool:
+        """Stage 1 of ``getSlicingAxesPerDim``: for a future all-to-all from ``src`` to
+        ``tgt``, slice out-axes of ``tgt`` at ``src``; whether anything was sliced."""
+        has = False
         for src in range(self.rank):
             found = self.axes_to_slice_for_all_to_all(src)
             if found is None:
@@ -288,43 +297,56 @@ class CollectiveInserter:
             for axis in self.out_axes[tgt][start:end]:
                 self.in_axes[src].append(axis)
                 self.in_set.add(axis)
-                add_axis_or_merge(slicing[src], axis, mesh)
-                add_axis_or_merge(self.current[src], axis, mesh)
+                self.add_slicing_axis(slicing, src, axis)
+        return has
+
+    def slice_axes_in_desired_dim(self, dim: int, slicing: list[AxisList],
+                                  available: AxisList) -> bool:
+        """Stage 2 of ``getSlicingAxesPerDim``: slice the out-axes of ``dim`` the input does
+        not use there, as far as its capacity allows; the others (and split-off rests) go
+        to ``available``. Returns whether anything was sliced."""
+        mesh = self.mesh
+        ins, outs = self.in_axes[dim], self.out_axes[dim]
+        capacity, i, has = self.capacity[dim], 0, False
+        while i < len(outs):
+            axis = outs[i]
+            if axis in self.in_set:
+                i += 1
+                continue
+            within, rest, capacity = _within_capacity(axis, capacity, mesh)
+            if within is None:
+                available.append(axis)
+                i += 1
+                continue
+            has = True
+            self.add_slicing_axis(slicing, dim, within)
+            if not ins and i == 0:
+                del outs[i]
+            else:
+                self.in_set.add(within)
+                ins.append(within)
+                outs[i] = within
+                i += 1
+            if rest is not None:
+                outs.insert(i, rest)
+                i += 1
+                available.append(rest)
+        self.capacity[dim] = capacity
+        return has
+
+    def slicing_axes_per_dim(self):
+        """Upstream ``getSlicingAxesPerDim``."""
+        slicing: list[AxisList] = [[] for _ in range(self.rank)]
+        self.init_capacity_per_dim()
+        has = self.slice_axes_for_all_to_alls(slicing)
         available: AxisList = []
         for dim in range(self.rank):
-            ins, outs = self.in_axes[dim], self.out_axes[dim]
-            capacity, i = self.capacity[dim], 0
-            while i < len(outs):
-                axis = outs[i]
-                if axis in self.in_set:
-                    i += 1
-                    continue
-                within, rest, capacity = _within_capacity(axis, capacity, mesh)
-                if within is None:
-                    available.append(axis)
-                    i += 1
-                    continue
-                has = True
-                add_axis_or_merge(slicing[dim], within, mesh)
-                add_axis_or_merge(self.current[dim], within, mesh)
-                if not ins and i == 0:
-                    del outs[i]
-                else:
-                    self.in_set.add(within)
-                    ins.append(within)
-                    outs[i] = within
-                    i += 1
-                if rest is not None:
-                    outs.insert(i, rest)
-                    i += 1
-                    available.append(rest)
-            self.capacity[dim] = capacity
+            has = self.slice_axes_in_desired_dim(dim, slicing, available) or has
 
         def consume(axis: AxisRef, dim: int) -> None:
             nonlocal has
             has = True
-            add_axis_or_merge(slicing[dim], axis, mesh)
-            add_axis_or_merge(self.current[dim], axis, mesh)
+            self.add_slicing_axis(slicing, dim, axis)
 
         self.distribute(False, lambda _dim: available, consume)
         self.out_pos = _positions(self.out_axes)
@@ -365,39 +387,53 @@ class CollectiveInserter:
         return (available_out is not None and available_in is not None
                 and _divisible(available_out.size(mesh), available_in.size(mesh)))
 
-    def perform_collective_permute(self) -> None:
+    def place_out_axes(self, dim: int, available_out: AxisList) -> int:
+        """Stage 1 of ``performCollectivePermute`` for ``dim``: replace its in-axes in the
+        current sharding with its front out-axes while capacity allows; the remaining
+        out-axes go to ``available_out``. Returns the capacity the out-axes used."""
         mesh = self.mesh
+        ins, outs, current = self.in_axes[dim], self.out_axes[dim], self.current[dim]
+        capacity = _size(ins, mesh)
+        used = capacity
+        _pop_back_from_current(current, ins, 0)
+        while capacity > 1 and outs:
+            within, rest, capacity = _within_capacity(outs[0], capacity, mesh)
+            if within is None:
+                break
+            outs.pop(0)
+            add_axis_or_merge(current, within, mesh)
+            if rest is not None:
+                outs.insert(0, rest)
+        available_out += outs
+        self.capacity[dim] = capacity
+        return used // capacity
+
+    def take_available_in_axes(self, dim: int, used: int) -> AxisList:
+        """Empty the in-axes of ``dim`` and return those the output does not use, the ones
+        past the ``used`` capacity first (so they can go back where they were)."""
+        ins = self.in_axes[dim]
+        ins[:] = [a for a in ins if a not in self.out_pos]
+        available_in: AxisList = []
+        while used > 1 and ins:
+            within, rest, used = _within_capacity(ins[0], used, self.mesh)
+            if within is None:
+                break
+            ins.pop(0)
+            available_in.append(within)
+            if rest is not None:
+                ins.insert(0, rest)
+        available_in[0:0] = ins
+        ins.clear()
+        return available_in
+
+    def perform_collective_permute(self) -> None:
+        """Upstream ``performCollectivePermute``."""
         available_out: AxisList = []
-        available_in_per_dim: list[AxisList] = [[] for _ in range(self.rank)]
+        available_in_per_dim: list[AxisList] = []
         self.in_set.clear()
         for dim in range(self.rank):
-            ins, outs, current = self.in_axes[dim], self.out_axes[dim], self.current[dim]
-            capacity = _size(ins, mesh)
-            used = capacity
-            _pop_back_from_current(current, ins, 0)
-            while capacity > 1 and outs:
-                within, rest, capacity = _within_capacity(outs[0], capacity, mesh)
-                if within is None:
-                    break
-                outs.pop(0)
-                add_axis_or_merge(current, within, mesh)
-                if rest is not None:
-                    outs.insert(0, rest)
-            available_out += outs
-            used //= capacity
-            ins[:] = [a for a in ins if a not in self.out_pos]
-            available_in = available_in_per_dim[dim]
-            while used > 1 and ins:
-                within, rest, used = _within_capacity(ins[0], used, mesh)
-                if within is None:
-                    break
-                ins.pop(0)
-                available_in.append(within)
-                if rest is not None:
-                    ins.insert(0, rest)
-            available_in[0:0] = ins
-            ins.clear()
-            self.capacity[dim] = capacity
+            used = self.place_out_axes(dim, available_out)
+            available_in_per_dim.append(self.take_available_in_axes(dim, used))
         self.distribute(False, lambda _dim: available_out)
         self.distribute(True, lambda dim: available_in_per_dim[dim])
         available_in = [a for axes in available_in_per_dim for a in axes]
@@ -407,7 +443,7 @@ class CollectiveInserter:
         self.out_pos = _positions(self.out_axes)
         for ins, current in zip(self.in_axes, self.current):
             for axis in ins:
-                add_axis_or_merge(current, axis, mesh)
+                add_axis_or_merge(current, axis, self.mesh)
 
     def try_collective_permute(self) -> None:
         if self.should_collective_permute():

@@ -313,7 +313,31 @@ class Inserter:
             self.process(op)
         self.on_func_return(block.terminator)
 
+    def convert_reshard_to_unreduced_collectives(self, op: Operation) -> bool:
+        """Upstream ``convertReshardToUnreducedCollectives``: an ``sdy.reshard`` that only
+        adds unreduced axes becomes the unreduced collectives; whether it was replaced."""
+        if op.name != "sdy.reshard":
+            return False
+        use = op.op_operands[0]
+        if not insert_unreduced_collectives(use, op.attributes["sharding"], self.table, op):
+            return False
+        op.results[0].replace_all_uses_with(use.value)
+        op.erase()
+        return True
+
+    def get_mesh(self, in_shardings: Sequence, out_shardings: Sequence):
+        """Upstream ``getMesh``: the name and mesh of the most common mesh, or None if the
+        shardings have no common mesh (device ids ignored) or it is maximal."""
+        mesh_name = common_mesh_name(in_shardings, out_shardings, self.table)
+        if mesh_name is None:
+            return None
+        mesh = mesh_or_lookup(self.table, mesh_name)
+        if mesh.is_maximal:
+            return None
+        return mesh_name, mesh
+
     def process(self, op: Operation) -> None:
+        """The body of the op walk in upstream ``runOnOperation``."""
         on_full = _is_on_full_version(op, self.full)
         if op.name in DATA_FLOW_OPS:
             self.on_data_flow_op(op, on_full)
@@ -321,12 +345,8 @@ class Inserter:
         if op.name == CALL_OP:
             self.on_call(op, on_full)
             return
-        if op.name == "sdy.reshard":
-            use = op.op_operands[0]
-            if insert_unreduced_collectives(use, op.attributes["sharding"], self.table, op):
-                op.results[0].replace_all_uses_with(use.value)
-                op.erase()
-                return
+        if self.convert_reshard_to_unreduced_collectives(op):
+            return
         if on_full and op.name in _EXPLICIT_REDUCTIONS:
             make_explicit_reduction_operand_partial(op, self.table)
         self.all_reduce_on_op_if_unreduced_to_replicated(op)
@@ -341,22 +361,28 @@ class Inserter:
                 self.unreduce_constant(op, out_shardings)
             return
         kind = reduction_kind(op)
-        if kind is None and rule.reduction_factors:
-            rule = replace(rule, need_replication_factors=tuple(sorted(
-                {*rule.need_replication_factors, *rule.reduction_factors})),
-                reduction_factors=())
-        mesh_name = common_mesh_name(in_shardings, out_shardings, self.table)
-        if mesh_name is None:
+        rule = _replicate_reduction_factors_if_unsummable(rule, kind)
+        found = self.get_mesh(in_shardings, out_shardings)
+        if found is None:
             return
-        mesh = mesh_or_lookup(self.table, mesh_name)
-        if mesh.is_maximal:
-            return
+        mesh_name, mesh = found
         projection = ShardingProjection.build(in_shardings, out_shardings, rule, mesh,
                                               closed_if_missing=True)
         common = self.process_op(op, projection, in_shardings, out_shardings, rule, mesh_name,
                                  mesh, on_full)
         self.all_reduces_for_reduction_factors(op, projection, common, rule, mesh_name, mesh,
                                                kind)
+
+
+def _replicate_reduction_factors_if_unsummable(rule: OpShardingRule,
+                                              kind: ReductionOp | None) -> OpShardingRule:
+    """``rule`` with its reduction factors made need-replication when the op's partial
+    results cannot be combined (``kind`` None, see :func:`reduction_kind`)."""
+    if kind is None and rule.reduction_factors:
+        rule = replace(rule, need_replication_factors=tuple(sorted(
+            {*rule.need_replication_factors, *rule.reduction_factors})),
+            reduction_factors=())
+    return rule
 
 
 _BODY_KINDS = {"stablehlo.add": ReductionOp.SUM, "stablehlo.maximum": ReductionOp.MAX,
@@ -475,13 +501,30 @@ def _num_elements(type_) -> int:
     return n
 
 
-def _process_dot(op: Operation, projection: ShardingProjection, out_shardings: Sequence,
-                 rule: OpShardingRule, mesh_name, mesh: Mesh) -> None:
-    """Upstream ``processDot``: when the operands agree and the result conflicts with them
-    in exactly one (non-contracting or batching) factor, sharded by the contraction axes,
-    compute the dot in the operands' sharding and reshard the (smaller) result."""
-    if not out_shardings or out_shardings[0] is None:
-        return
+def _overlaps_seen(axes, seen: list) -> bool:
+    """Whether ``axes`` of a non-contracting factor overlap those of an earlier one (the
+    axes are added to ``seen`` up to the first overlap)."""
+    for axis in axes:
+        if any(a.overlaps(axis) for a in seen):
+            return True
+        seen.append(axis)
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class _DotConflict:
+    """The one factor a dot's result is sharded unlike its operands in: the operands'
+    axes for it, and the axes of the contracting factors."""
+    factor: int
+    operand_axes: list
+    reduction_axes: list
+
+
+def _find_dot_conflict(op: Operation, projection: ShardingProjection,
+                       rule: OpShardingRule) -> _DotConflict | None:
+    """The factor loop of upstream ``processDot``: None unless the operands agree and the
+    result conflicts with them in exactly one factor, sharded in the operands and no
+    larger than the operand(s) having it."""
     lhs, rhs = projection.operands[0], projection.operands[1]
     result = projection.results[0]
     lhs_size, rhs_size = _num_elements(op.operands[0].type), _num_elements(op.operands[1].type)
@@ -493,27 +536,39 @@ def _process_dot(op: Operation, projection: ShardingProjection, out_shardings: S
         if lhs_axes is not None and rhs_axes is not None:
             operand_axes, max_size = lhs_axes, max(lhs_size, rhs_size)
             if lhs_axes != rhs_axes:
-                return
+                return None
             if factor in rule.reduction_factors:
                 reduction_axes += operand_axes
                 continue
         else:
             operand_axes = lhs_axes if lhs_axes is not None else rhs_axes
             max_size = lhs_size if lhs_axes is not None else rhs_size
-            for axis in operand_axes:
-                if any(a.overlaps(axis) for a in seen):
-                    return
-                seen.append(axis)
+            if _overlaps_seen(operand_axes, seen):
+                return None
         if _factor_axes(result, factor) != operand_axes:
             if not operand_axes or conflicting is not None or result_size > max_size:
-                return
+                return None
             conflicting, conflicting_axes = factor, operand_axes
     if conflicting is None:
+        return None
+    return _DotConflict(conflicting, conflicting_axes, reduction_axes)
+
+
+def _process_dot(op: Operation, projection: ShardingProjection, out_shardings: Sequence,
+                 rule: OpShardingRule, mesh_name, mesh: Mesh) -> None:
+    """Upstream ``processDot``: when the operands agree and the result conflicts with them
+    in exactly one (non-contracting or batching) factor, sharded by the contraction axes,
+    compute the dot in the operands' sharding and reshard the (smaller) result."""
+    if not out_shardings or out_shardings[0] is None:
         return
-    res_axes = result.factor_index_to_sharding[conflicting].axis_refs
-    if not res_axes or res_axes != reduction_axes:
+    conflict = _find_dot_conflict(op, projection, rule)
+    if conflict is None:
         return
-    result.factor_index_to_sharding[conflicting].axis_refs = list(conflicting_axes)
+    result = projection.results[0]
+    res_axes = result.factor_index_to_sharding[conflict.factor].axis_refs
+    if not res_axes or res_axes != conflict.reduction_axes:
+        return
+    result.factor_index_to_sharding[conflict.factor].axis_refs = list(conflict.operand_axes)
     value = op.results[0]
     set_sharding(value, result.to_tensor_sharding(rule.result_mappings[0], rule.factor_sizes,
                                                   mesh_name, mesh))

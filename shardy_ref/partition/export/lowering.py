@@ -7,6 +7,7 @@ from shardy_ref.ir.builtin_attrs import DenseElementsAttr
 from shardy_ref.ir.diagnostics import PassError
 from shardy_ref.ir.operation import Operation
 from shardy_ref.ir.types import I1, ComplexType, FloatType, IntegerType, RankedTensorType, Type
+from shardy_ref.transforms.common.op_properties import LOGICAL_REDUCTION_OPS, REDUCTION_OPS
 
 I64 = IntegerType(64)
 SCALAR_I64 = RankedTensorType((), I64)
@@ -68,10 +69,6 @@ def zero_attr(type_: RankedTensorType) -> DenseElementsAttr:
     return DenseElementsAttr.from_values(type_, [zero_scalar(type_.element_type)])
 
 
-_LOGICAL = ("stablehlo.and", "stablehlo.or")
-_ARITHMETIC = ("stablehlo.add", "stablehlo.multiply", "stablehlo.maximum", "stablehlo.minimum")
-
-
 def common_reduction_op(op: Operation, num_inputs: int) -> str | None:
     """Upstream ``getCommonSupportedReductionOp``: the one associative, commutative op
     (add, multiply, max, min; and/or on i1) every result of the update computation applies
@@ -89,8 +86,8 @@ def common_reduction_op(op: Operation, num_inputs: int) -> str | None:
         cur = value.defining_op
         if cur is None or cur.num_operands != 2 or not isinstance(value.type, RankedTensorType):
             return None
-        logical = value.type.element_type == I1 and cur.name in _LOGICAL
-        if not logical and cur.name not in _ARITHMETIC:
+        logical = value.type.element_type == I1 and cur.name in LOGICAL_REDUCTION_OPS
+        if not logical and cur.name not in REDUCTION_OPS:
             return None
         if kind is not None and kind != cur.name:
             return None

@@ -47,24 +47,21 @@ def single_device_id(op: Operation, table: SymbolTable) -> int | None:
     return device
 
 
-def resolve(op: Operation, table: SymbolTable, global_name: str, replica_count: int,
-            partition_count: int) -> None:
-    """Upstream ``resolveSingleDeviceOp``."""
-    device = single_device_id(op, table)
-    b = Builder(op)
+def create_device_guard(b: Builder, device: int, replica_count: int, partition_count: int):
+    """Upstream ``createDeviceGuard``: whether the current device id is ``device``."""
     current = device_id(b, replica_count, partition_count)
     target = b.op("stablehlo.constant", types=[SCALAR_I64], attributes={
         "value": DenseElementsAttr.from_values(SCALAR_I64, [device])}).results[0]
-    guard = b.op("stablehlo.compare", [current, target], [RankedTensorType((), IntegerType(1))],
-                 {"comparison_direction": StablehloEnum("comparison_direction", "EQ")})
-    types = list(op.result_types)
-    if_op = b.op("stablehlo.if", [guard.results[0]], types, regions=[Region(), Region()])
-    true_block, false_block = Block(), Block()
-    if_op.regions[0].add_block(true_block)
-    if_op.regions[1].add_block(false_block)
+    return b.op("stablehlo.compare", [current, target], [RankedTensorType((), IntegerType(1))],
+                {"comparison_direction": StablehloEnum("comparison_direction", "EQ")})
+
+
+def _fill_true_branch(block: Block, op: Operation, table: SymbolTable) -> list[Operation]:
+    """The branch run on the target device: a clone of ``op`` reading past the reshards
+    of its operands onto that device; returns those reshards."""
     clone = op.clone()
     clone.attributes.pop("sdy.sharding", None)
-    true_block.append(clone)
+    block.append(clone)
     single_reshards = []
     for use in clone.op_operands:
         definer = use.value.defining_op
@@ -72,19 +69,30 @@ def resolve(op: Operation, table: SymbolTable, global_name: str, replica_count: 
                 is_single_device(definer.attributes["sharding"], table):
             use.set(definer.operands[0])
             single_reshards.append(definer)
-    true_block.append(Operation("stablehlo.return", list(clone.results), location=op.location))
+    block.append(Operation("stablehlo.return", list(clone.results), location=op.location))
+    return single_reshards
+
+
+def _fill_false_branch(block: Block, types: list, location) -> None:
+    """The branch run on the other devices: zero tensors and new tokens."""
     zeros = []
     for t in types:
         if isinstance(t, RankedTensorType):
             zero = Operation("stablehlo.constant", [], [t], {"value": zero_attr(t)},
-                             location=op.location)
+                             location=location)
         elif isinstance(t, TokenType):
-            zero = Operation("stablehlo.create_token", [], [t], location=op.location)
+            zero = Operation("stablehlo.create_token", [], [t], location=location)
         else:
             continue
-        false_block.append(zero)
+        block.append(zero)
         zeros.append(zero.results[0])
-    false_block.append(Operation("stablehlo.return", zeros, location=op.location))
+    block.append(Operation("stablehlo.return", zeros, location=location))
+
+
+def _all_reduce_results(op: Operation, if_op: Operation, table: SymbolTable,
+                        global_name: str) -> None:
+    """Replace ``op``'s results with an all-reduce of the ``if``'s over the global mesh
+    (tokens directly), which also stands for users' reshards to replicated."""
     mesh = mesh_or_lookup(table, global_name)
     axes = AxisRefList(tuple(AxisRef(a.name) for a in mesh.axes))
     for result, if_result in zip(op.results, if_op.results):
@@ -103,6 +111,22 @@ def resolve(op: Operation, table: SymbolTable, global_name: str, replica_count: 
                 user.erase()
                 continue
             use.set(reduce.results[0])
+
+
+def resolve(op: Operation, table: SymbolTable, global_name: str, replica_count: int,
+            partition_count: int) -> None:
+    """Upstream ``resolveSingleDeviceOp``."""
+    device = single_device_id(op, table)
+    b = Builder(op)
+    guard = create_device_guard(b, device, replica_count, partition_count)
+    types = list(op.result_types)
+    if_op = b.op("stablehlo.if", [guard.results[0]], types, regions=[Region(), Region()])
+    true_block, false_block = Block(), Block()
+    if_op.regions[0].add_block(true_block)
+    if_op.regions[1].add_block(false_block)
+    single_reshards = _fill_true_branch(true_block, op, table)
+    _fill_false_branch(false_block, types, op.location)
+    _all_reduce_results(op, if_op, table, global_name)
     op.erase()
     for reshard in single_reshards:
         if not reshard.results[0].has_uses:

@@ -84,6 +84,47 @@ def _updated_all(values: Sequence[Value], shardings: Sequence[TensorSharding],
     return out
 
 
+def _update_func_shardings(module: Operation, table: SymbolTable) -> None:
+    """Each function's argument and result shardings."""
+    for func in module.regions[0].blocks[0]:
+        if func.name != FUNC_OP:
+            continue
+        ftype = function_type(func)
+        for kind, types, get in (("arg", ftype.inputs, get_arg_attr),
+                                 ("result", ftype.results, get_result_attr)):
+            updates = {}
+            _update_each(types, lambda i, f=func, g=get: _sharding(g(f, i, SHARDING_ATTR)),
+                         updates.__setitem__, table)
+            if updates:
+                set_attrs(func, kind, SHARDING_ATTR, updates)
+
+
+def _update_call_results(module: Operation, table: SymbolTable) -> None:
+    """Each call's result shardings."""
+    for call in module.walk(post_order=True):
+        per_value = call.attributes.get("sdy.sharding")
+        if call.name == CALL_OP and isinstance(per_value, TensorShardingPerValue):
+            call.attributes["sdy.sharding"] = TensorShardingPerValue(
+                tuple(_updated_all(call.results, per_value, table)))
+
+
+def _update_edge_owner_shardings(module: Operation, table: SymbolTable) -> None:
+    """The block argument and result edge owners of each manual computation (with its
+    manual axes erased from the block arguments')."""
+    for mc in module.walk():
+        if mc.name != "sdy.manual_computation":
+            continue
+        manual = tuple(mc.attributes.get("manual_axes") or ())
+        args = list(mc.regions[0].blocks[0].args)
+        local = [erase_manual_axes(s, manual) for s in mc.attributes["in_shardings"]]
+        if local:
+            set_block_arg_shardings(mc, _updated_all(args, local, table))
+        outs = list(mc.attributes["out_shardings"])
+        if outs:
+            mc.attributes[DATA_FLOW_OPS[mc.name].result_shardings] = \
+                TensorShardingPerValue(tuple(_updated_all(mc.results, outs, table)))
+
+
 @register_pass
 @dataclass(frozen=True, slots=True)
 class UpdateNonDivisibleInputOutputShardingsPass(Pass):
@@ -94,31 +135,6 @@ class UpdateNonDivisibleInputOutputShardingsPass(Pass):
 
     def run(self, op: Operation, ctx: PassContext) -> None:
         table = SymbolTable(op)
-        for func in op.regions[0].blocks[0]:
-            if func.name != FUNC_OP:
-                continue
-            ftype = function_type(func)
-            for kind, types, get in (("arg", ftype.inputs, get_arg_attr),
-                                     ("result", ftype.results, get_result_attr)):
-                updates = {}
-                _update_each(types, lambda i, f=func, g=get: _sharding(g(f, i, SHARDING_ATTR)),
-                             updates.__setitem__, table)
-                if updates:
-                    set_attrs(func, kind, SHARDING_ATTR, updates)
-        for call in op.walk(post_order=True):
-            per_value = call.attributes.get("sdy.sharding")
-            if call.name == CALL_OP and isinstance(per_value, TensorShardingPerValue):
-                call.attributes["sdy.sharding"] = TensorShardingPerValue(
-                    tuple(_updated_all(call.results, per_value, table)))
-        for mc in op.walk():
-            if mc.name != "sdy.manual_computation":
-                continue
-            manual = tuple(mc.attributes.get("manual_axes") or ())
-            args = list(mc.regions[0].blocks[0].args)
-            local = [erase_manual_axes(s, manual) for s in mc.attributes["in_shardings"]]
-            if local:
-                set_block_arg_shardings(mc, _updated_all(args, local, table))
-            outs = list(mc.attributes["out_shardings"])
-            if outs:
-                mc.attributes[DATA_FLOW_OPS[mc.name].result_shardings] = \
-                    TensorShardingPerValue(tuple(_updated_all(mc.results, outs, table)))
+        _update_func_shardings(op, table)
+        _update_call_results(op, table)
+        _update_edge_owner_shardings(op, table)

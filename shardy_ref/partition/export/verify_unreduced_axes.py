@@ -78,7 +78,9 @@ def _reduction_type(op: Operation) -> ReductionOp | None:
     return result
 
 
-def _verify_call(call: Operation, table: SymbolTable) -> None:
+def _verify_call(call: Operation, ctx: VerifyContext, table: SymbolTable) -> None:
+    """Upstream ``verifyCall``: operands and results keep the unreduced axes of the
+    callee's arguments and results."""
     callee = table.lookup(callee_name(call))
     if callee is None or callee.name != FUNC_OP:
         return
@@ -117,41 +119,78 @@ def _verify_terminator(op: Operation) -> None:
         _verify_return_pair(operand, sharding, op, i)
 
 
+def _verify_explicit_reshard(op: Operation, ctx: VerifyContext, table: SymbolTable) -> None:
+    """An explicit reshard may change unreduced axes: only its own verifier runs."""
+    verify_op(op, ctx)
+
+
+def _verify_reduce(op: Operation, ctx: VerifyContext, table: SymbolTable) -> None:
+    """Upstream ``verifyReduce``: results may add unreduced axes of the body's reduction."""
+    n = op.num_results
+    verify_unreduced_axes_transition(
+        op, _operand_shardings(op, op.operands[:n]), _result_shardings(op.results), ctx,
+        _reduction_type(op))
+
+
+def _verify_dot(op: Operation, ctx: VerifyContext, table: SymbolTable) -> None:
+    """Upstream ``verifyDot``: results may add sum unreduced axes."""
+    verify_unreduced_axes_transition(
+        op, _operand_shardings(op, op.operands), _result_shardings(op.results), ctx,
+        ReductionOp.SUM)
+
+
+def _verify_sdy_reduction(op: Operation, ctx: VerifyContext, table: SymbolTable) -> None:
+    """An ``sdy.all_reduce`` or ``sdy.reduce_scatter``: its operand must be sharded, then
+    its own verifier runs."""
+    if sharding_bypassing_barriers(op.operands[0]) is None:
+        raise op_error(op, "operand must be sharded.")
+    verify_op(op, ctx)
+
+
+def _verify_stablehlo_collective(op: Operation, ctx: VerifyContext,
+                                 table: SymbolTable) -> None:
+    """Upstream ``verifyStablehloCollective``: a sharded collective may only remove
+    unreduced axes of its body's reduction."""
+    operand = sharding_bypassing_barriers(op.operands[0])
+    result = sharding_bypassing_barriers(op.results[0])
+    if operand is not None or result is not None:
+        verify_unreduced_axes_transition(op, [operand], [result], ctx, None,
+                                         _reduction_type(op))
+
+
+def _verify_default_op(op: Operation, ctx: VerifyContext) -> None:
+    """Upstream ``verifyDefaultOp``: unreduced axes pass through, sum ones may be added."""
+    verify_unreduced_axes_transition(
+        op, _operand_shardings(op, op.operands), _result_shardings(op.results), ctx,
+        ReductionOp.SUM)
+
+
+_VERIFIERS = {
+    **dict.fromkeys(EXPLICIT_RESHARDS, _verify_explicit_reshard),
+    "stablehlo.reduce": _verify_reduce,
+    "stablehlo.dot_general": _verify_dot,
+    "stablehlo.dot": _verify_dot,
+    "sdy.all_reduce": _verify_sdy_reduction,
+    "sdy.reduce_scatter": _verify_sdy_reduction,
+    "stablehlo.all_reduce": _verify_stablehlo_collective,
+    "stablehlo.reduce_scatter": _verify_stablehlo_collective,
+    CALL_OP: _verify_call,
+}
+
+
 def verify_unreduced_axes(func: Operation, ctx: VerifyContext, table: SymbolTable) -> None:
     """Raise the first violation, ops in post order like upstream's walk."""
     for op in func.walk(post_order=True):
         if op is func:
             continue
-        if op.name in EXPLICIT_RESHARDS:
-            verify_op(op, ctx)
-        elif op.name == "stablehlo.reduce":
-            n = op.num_results
-            verify_unreduced_axes_transition(
-                op, _operand_shardings(op, op.operands[:n]), _result_shardings(op.results), ctx,
-                _reduction_type(op))
-        elif op.name in ("stablehlo.dot_general", "stablehlo.dot"):
-            verify_unreduced_axes_transition(
-                op, _operand_shardings(op, op.operands), _result_shardings(op.results), ctx,
-                ReductionOp.SUM)
-        elif op.name in ("sdy.all_reduce", "sdy.reduce_scatter"):
-            if sharding_bypassing_barriers(op.operands[0]) is None:
-                raise op_error(op, "operand must be sharded.")
-            verify_op(op, ctx)
-        elif op.name in ("stablehlo.all_reduce", "stablehlo.reduce_scatter"):
-            operand = sharding_bypassing_barriers(op.operands[0])
-            result = sharding_bypassing_barriers(op.results[0])
-            if operand is not None or result is not None:
-                verify_unreduced_axes_transition(op, [operand], [result], ctx, None,
-                                                 _reduction_type(op))
-        elif op.name == CALL_OP:
-            _verify_call(op, table)
+        verifier = _VERIFIERS.get(op.name)
+        if verifier is not None:
+            verifier(op, ctx, table)
         elif is_terminator(op):
             if op.name in RETURN_LIKE:
                 _verify_terminator(op)
         else:
-            verify_unreduced_axes_transition(
-                op, _operand_shardings(op, op.operands), _result_shardings(op.results), ctx,
-                ReductionOp.SUM)
+            _verify_default_op(op, ctx)
 
 
 @register_pass

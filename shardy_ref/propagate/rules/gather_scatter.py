@@ -22,16 +22,10 @@ from shardy_ref.propagate.rules.builder import (
     tensor_shape,
 )
 from shardy_ref.propagate.rules.registry import rule
+from shardy_ref.transforms.common.op_properties import LOGICAL_REDUCTION_OPS, REDUCTION_OPS
 
 AddFactorFn = Callable[[int, int, int, int, FactorType, bool], None]
 """``fn(input_dim, indices_dim, slices_dim, factor_size, factor_type, is_blocked)``."""
-
-# Associative and commutative update computations (upstream
-# ``getCommonSupportedReductionOp``); and/or only on i1.
-_REDUCTION_OPS = frozenset({"stablehlo.add", "stablehlo.multiply", "stablehlo.maximum",
-                            "stablehlo.minimum"})
-_LOGICAL_OPS = frozenset({"stablehlo.and", "stablehlo.or"})
-
 
 def add_gather_scatter_factors(
         is_scatter: bool, input_shape: Sequence[int], slices_shape: Sequence[int],
@@ -183,7 +177,7 @@ def _is_reduction(op: Operation, value: Value) -> bool:
         return False
     element = value.type.element_type
     is_i1 = isinstance(element, IntegerType) and element.width == 1
-    return op.name in _REDUCTION_OPS or (is_i1 and op.name in _LOGICAL_OPS)
+    return op.name in REDUCTION_OPS or (is_i1 and op.name in LOGICAL_REDUCTION_OPS)
 
 
 def _is_arg(value: Value, block, index: int) -> bool:

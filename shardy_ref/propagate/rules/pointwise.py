@@ -6,23 +6,21 @@ from __future__ import annotations
 
 from shardy_ref.ir.chlo_families import BINARY as CHLO_BINARY
 from shardy_ref.ir.chlo_families import UNARY as CHLO_UNARY
+from shardy_ref.ir.opdefs import ops_with_trait
 from shardy_ref.ir.operation import Operation
 from shardy_ref.ir.sdy_rules import OpShardingRule
 from shardy_ref.propagate.rules.builder import OpShardingRuleBuilder, tensor_shape
 from shardy_ref.propagate.rules.registry import rule
 
-POINTWISE_OPS = tuple(f"stablehlo.{name}" for name in """
-    abs add and atan2 cbrt ceil count_leading_zeros compare complex convert cosine divide
-    exponential exponential_minus_one floor imag is_finite log_plus_one log logistic maximum
-    minimum multiply negate not or popcnt power real reduce_precision remainder
-    round_nearest_even round_nearest_afz rsqrt shift_left shift_right_arithmetic
-    shift_right_logical sign sine sqrt subtract tan tanh xor""".split())
+# StableHLO's ``Elementwise`` ops but the (de)quantizing ones, which have no rule upstream
+POINTWISE_OPS = tuple(name for name in ops_with_trait("Elementwise", "stablehlo")
+                      if name not in ("stablehlo.uniform_quantize", "stablehlo.uniform_dequantize"))
 
 
 # CHLO's elementwise ops: no rule by default, as upstream (XLA legalizes CHLO to StableHLO
 # before Shardy runs). The special functions our chlo-legalize-to-stablehlo keeps (erf,
 # lgamma, ...) legalize to pointwise StableHLO, so the simulator, which partitions the
-# program XLA would, gives them the pointwise rule (registry.legalized_chlo).
+# program XLA would, gives them the pointwise rule (PassContext.legalized_chlo).
 CHLO_POINTWISE_OPS = tuple(n for n in CHLO_UNARY + CHLO_BINARY if n != "chlo._asin_acos_kernel")
 
 

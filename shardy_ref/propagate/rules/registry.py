@@ -9,14 +9,13 @@ See ``shardy/dialect/sdy/transforms/propagation/op_sharding_rule_registry.cc``.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable
 
 from shardy_ref.ir.constants import SHARDING_RULE_ATTR
 from shardy_ref.ir.opdefs import op_def
 from shardy_ref.ir.operation import Operation
 from shardy_ref.ir.sdy_rules import OpShardingRule
+from shardy_ref.pass_manager import running_pass_context
 
 RuleFn = Callable[[Operation, bool], "OpShardingRule | None"]
 """``fn(op, conservative_propagation) -> rule or None`` (``None``: no rule, like upstream's
@@ -96,7 +95,7 @@ def create_op_sharding_rule(op: Operation, conservative: bool = False,
     Warnings go to ``ctx`` (a :class:`~shardy_ref.pass_manager.PassContext`), if given."""
     _load_families()
     fn = RULES.get(op.name)
-    if fn is None and _LEGALIZED_CHLO.get():
+    if fn is None and _legalized_chlo():
         from shardy_ref.propagate.rules.pointwise import CHLO_POINTWISE_OPS, pointwise_rule
         fn = pointwise_rule if op.name in CHLO_POINTWISE_OPS else None
     if fn is not None:
@@ -114,19 +113,12 @@ def create_op_sharding_rule(op: Operation, conservative: bool = False,
     return None
 
 
-_LEGALIZED_CHLO: ContextVar[bool] = ContextVar("legalized_chlo", default=False)
-
-
-@contextmanager
-def legalized_chlo() -> Iterator[None]:
-    """Within it, CHLO's elementwise ops get the pointwise rule of the StableHLO they
-    legalize to (the simulator's view: XLA legalizes CHLO before partitioning); outside
-    it they have no rule, as in upstream's registry."""
-    token = _LEGALIZED_CHLO.set(True)
-    try:
-        yield
-    finally:
-        _LEGALIZED_CHLO.reset(token)
+def _legalized_chlo() -> bool:
+    """Whether the running pipeline asked for CHLO's elementwise ops to get the pointwise
+    rule (:attr:`PassContext.legalized_chlo <shardy_ref.pass_manager.PassContext>`);
+    outside it they have no rule, as in upstream's registry."""
+    ctx = running_pass_context()
+    return ctx is not None and ctx.legalized_chlo
 
 
 def get_or_create_sharding_rule(op: Operation, conservative: bool = False,

@@ -5,6 +5,7 @@ type of the factors of the dimensions they slice, pad or reverse. See upstream
 """
 from __future__ import annotations
 
+from shardy_ref.ir.opdefs import ops_with_trait
 from shardy_ref.ir.operation import Operation, Value
 from shardy_ref.ir.sdy_rules import OpShardingRule
 from shardy_ref.propagate.rules.builder import (
@@ -15,9 +16,10 @@ from shardy_ref.propagate.rules.builder import (
 )
 from shardy_ref.propagate.rules.registry import rule
 
-# Ops with MLIR's ``ConstantLike`` trait, plus ``sdy.constant`` (upstream checks both).
-CONSTANT_LIKE_OPS = frozenset({"sdy.constant", "stablehlo.constant", "arith.constant",
-                               "mhlo.constant", "chlo.constant"})
+# Ops with MLIR's ``ConstantLike`` trait (``mhlo.constant`` too, an op this implementation
+# does not define), plus ``sdy.constant`` (upstream checks both).
+CONSTANT_LIKE_OPS = frozenset((*ops_with_trait("ConstantLike"), "mhlo.constant",
+                               "sdy.constant"))
 
 
 @rule("stablehlo.slice")

@@ -2,28 +2,12 @@
 (https://github.com/openxla/shardy/blob/a0277a83e7f8/shardy/dialect/sdy/transforms/common/op_properties.cc):
 which ops are element-wise (``isElementwise``) and pure (MLIR's ``isPure``: ``Pure``, or
 ``NoMemoryEffect`` plus a speculatability rule that holds for the operand types), from the
-traits of ``stablehlo/dialect/StablehloOps.td`` and sdy's ``ir/ops.td``."""
+traits of their op definitions (:mod:`shardy_ref.ir.opdefs`)."""
 from __future__ import annotations
 
-from shardy_ref.ir.opdefs import op_def
+from shardy_ref.ir.opdefs import OpDef, op_def
 from shardy_ref.ir.operation import Operation
 from shardy_ref.ir.types import RankedTensorType
-
-# ``StableHLO_UnaryElementwiseOp`` (and ``reduce_precision``): ``Elementwise``,
-# ``NoMemoryEffect``, ``HLO_SpeculatableIfStaticDimInOutputIsStaticInInput``.
-_UNARY_ELEMENTWISE = frozenset(f"stablehlo.{n}" for n in """abs cbrt ceil convert
-count_leading_zeros cosine exponential exponential_minus_one floor imag is_finite log
-log_plus_one logistic not negate popcnt real round_nearest_afz round_nearest_even rsqrt sign
-sine sqrt tan tanh uniform_quantize uniform_dequantize reduce_precision""".split())
-
-
-# ``StableHLO_BinaryElementwiseOp`` (incl. the bitwise/logical ones) and ``compare``
-# (``Elementwise``), ``clamp`` and ``select`` (``HLO_BroadcastingElementwise``): all
-# ``NoMemoryEffect`` and ``HLO_SpeculatableIfAllInputsStatic``.
-_NARY_ELEMENTWISE = frozenset(f"stablehlo.{n}" for n in """add atan2 complex divide maximum
-minimum multiply power remainder shift_left shift_right_arithmetic shift_right_logical
-subtract and or xor compare clamp select""".split())
-
 
 BITCAST_CONVERT = "stablehlo.bitcast_convert"
 
@@ -35,6 +19,13 @@ RESHAPE = "stablehlo.reshape"
 
 
 SLICE = "stablehlo.slice"
+
+
+# The associative and commutative ops upstream's ``getCommonSupportedReductionOp``
+# (``ir/utils.cc``) accepts as a scatter's update computation; the logical ones only on i1.
+REDUCTION_OPS = frozenset(("stablehlo.add", "stablehlo.multiply", "stablehlo.maximum",
+                           "stablehlo.minimum"))
+LOGICAL_REDUCTION_OPS = frozenset(("stablehlo.and", "stablehlo.or"))
 
 
 # Ops ``isElementwise`` accepts although they lack the trait (``op_properties.cc``).
@@ -73,32 +64,43 @@ def _reshape_speculatable(op: Operation) -> bool:
     return isinstance(t, RankedTensorType) and t.has_static_shape
 
 
-# op name -> whether the (``NoMemoryEffect``, conditionally speculatable) op is speculatable
-_SPECULATABLE = {
-    **dict.fromkeys(_UNARY_ELEMENTWISE, _static_dims_of_result_static_in_operand),
-    **dict.fromkeys(_NARY_ELEMENTWISE, _all_operands_static),
-    BITCAST_CONVERT: _bitcast_convert_speculatable,
-    BROADCAST_IN_DIM: _all_operands_static,
-    RESHAPE: _reshape_speculatable,
-    SLICE: _static_dims_of_result_static_in_operand,
+# speculatability trait -> whether the op is speculatable
+_SPECULATABLE_IF = {
+    "SpeculatableIfStaticDimInOutputIsStaticInInput": _static_dims_of_result_static_in_operand,
+    "SpeculatableIfAllInputsStatic": _all_operands_static,
 }
+
+# ``ConditionallySpeculatable`` ops with their own ``getSpeculatability``
+_GET_SPECULATABILITY = {BITCAST_CONVERT: _bitcast_convert_speculatable,
+                        RESHAPE: _reshape_speculatable}
 
 
 def is_pure(op: Operation) -> bool:
     """MLIR ``isPure`` (speculatable and free of memory effects) for the ops this pass asks
-    about; other registered ops without regions are pure iff declared ``Pure`` (their op
-    definition: ``sdy.sharding_constraint`` is not, it declares no memory effects), and
-    unregistered ops never are."""
-    rule = _SPECULATABLE.get(op.name)
+    about (the element-wise ones, ``broadcast_in_dim``, ``reshape``, ``slice``: by their
+    speculatability); other registered ops without regions are pure iff free of memory
+    effects by their op definition (``sdy.sharding_constraint`` is not, it declares no
+    memory effects), and unregistered ops never are."""
+    rule = _GET_SPECULATABILITY.get(op.name)
     if rule is not None:
         return rule(op)
     d = op_def(op.name)
-    return d is not None and d.pure and not op.regions
+    if d is None:
+        return False
+    if _has_elementwise_trait(d) or op.name in (BROADCAST_IN_DIM, SLICE):
+        rule = next(rule for trait, rule in _SPECULATABLE_IF.items() if trait in d.traits)
+        return rule(op)
+    return not op.regions and ("Pure" in d.traits or "NoMemoryEffect" in d.traits)
+
+
+def _has_elementwise_trait(d: OpDef) -> bool:
+    return "Elementwise" in d.traits or "BroadcastingElementwise" in d.traits
 
 
 def is_elementwise(op: Operation) -> bool:
     """Upstream ``isElementwise`` (``transforms/common/op_properties.cc``)."""
-    if op.name in _UNARY_ELEMENTWISE or op.name in _NARY_ELEMENTWISE:
+    d = op_def(op.name)
+    if d is not None and _has_elementwise_trait(d):
         return True
     if op.name == BITCAST_CONVERT:  # shapes are equal iff bit widths are
         shapes = {getattr(v.type, "shape", None) for v in (op.operands[0], op.results[0])}

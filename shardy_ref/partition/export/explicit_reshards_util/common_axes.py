@@ -106,9 +106,11 @@ def _factor_dependencies(rule: OpShardingRule) -> dict[int, set[int]]:
     return deps
 
 
-def _heuristic(projection: ShardingProjection, rule: OpShardingRule,
-               tensor_sizes: Sequence[int], mesh: Mesh) -> list[list[AxisRef]]:
-    """Upstream ``findCommonAxesHeuristic``."""
+def _find_factor_axes_candidates(projection: ShardingProjection, rule: OpShardingRule,
+                                 tensor_sizes: Sequence[int], mesh: Mesh) -> list[_Candidate]:
+    """Upstream ``findFactorAxesCandidates``: every (factor, axes) pair that is a tensor's
+    factor sharding or a prefix of one, with the total size of the tensors it is a source
+    for."""
     pairs: set[tuple[int, AxisList]] = set()
     for tensor in projection.tensors():
         for factor, sharding in tensor.factor_index_to_sharding.items():
@@ -123,6 +125,39 @@ def _heuristic(projection: ShardingProjection, rule: OpShardingRule,
             for c in candidates:
                 if c.factor == factor and (c.axes == source or strict_prefix_of(c.axes, source)):
                     c.source_size += size
+    return candidates
+
+
+def _invalidate_overlapping_candidates(candidates: list[_Candidate], best: _Candidate,
+                                       assigned: list[AxisList],
+                                       mesh: Mesh) -> list[_Candidate]:
+    """The candidates left once ``best`` is assigned (the inner loop of upstream
+    ``findCommonAxesHeuristic``): those of its factor that extend it, and the others cut
+    where they overlap it unless nothing beyond their factor's assignment is left; each
+    with the sharding size it would add."""
+    kept = []
+    for c in candidates:
+        if c.factor == best.factor:
+            if strict_prefix_of(best.axes, c.axes):
+                c.sharding_size = axes_size(c.axes, mesh) // axes_size(best.axes, mesh)
+                kept.append(c)
+            continue
+        trimmed = truncate_without_overlap(c.axes, best.axes)
+        if trimmed != c.axes:
+            c.axes = trimmed
+            if trimmed == assigned[c.factor]:
+                continue
+            c.sharding_size = axes_size(trimmed, mesh) // axes_size(assigned[c.factor], mesh)
+        else:
+            c.sharding_size = axes_size(c.axes, mesh)
+        kept.append(c)
+    return kept
+
+
+def _heuristic(projection: ShardingProjection, rule: OpShardingRule,
+               tensor_sizes: Sequence[int], mesh: Mesh) -> list[list[AxisRef]]:
+    """Upstream ``findCommonAxesHeuristic``."""
+    candidates = _find_factor_axes_candidates(projection, rule, tensor_sizes, mesh)
     deps = _factor_dependencies(rule)
     assigned: list[AxisList] = [() for _ in range(rule.num_factors)]
     key = cmp_to_key(_candidate_cmp)
@@ -135,23 +170,7 @@ def _heuristic(projection: ShardingProjection, rule: OpShardingRule,
         if axes_size(best.axes, mesh) == rule.factor_sizes[best.factor]:
             for d in deps.values():
                 d.discard(best.factor)
-        kept = []
-        for c in candidates:
-            if c.factor == best.factor:
-                if strict_prefix_of(best.axes, c.axes):
-                    c.sharding_size = axes_size(c.axes, mesh) // axes_size(best.axes, mesh)
-                    kept.append(c)
-                continue
-            trimmed = truncate_without_overlap(c.axes, best.axes)
-            if trimmed != c.axes:
-                c.axes = trimmed
-                if trimmed == assigned[c.factor]:
-                    continue
-                c.sharding_size = axes_size(trimmed, mesh) // axes_size(assigned[c.factor], mesh)
-            else:
-                c.sharding_size = axes_size(c.axes, mesh)
-            kept.append(c)
-        candidates = kept
+        candidates = _invalidate_overlapping_candidates(candidates, best, assigned, mesh)
     return [list(a) for a in assigned]
 
 

@@ -20,11 +20,12 @@ from shardy_ref.partition.export.explicit_reshards_util.unreduced_collectives im
 from shardy_ref.propagate.sharding_projection import ShardingProjection, UpdateTensorShardings
 
 
-def common_mesh_name(ins: Sequence, outs: Sequence, table: SymbolTable):
-    """Upstream ``getCommonMeshName(..., ignoreDeviceIds=true)`` then the most common mesh
-    among the shardings that are not fully replicated."""
+def common_mesh_name_ignoring_device_ids(shardings: Sequence, table: SymbolTable):
+    """Upstream ``getCommonMeshName(..., ignoreDeviceIds=true)``: the mesh name every
+    present sharding is bound to, empty meshes aside and device ids ignored (iota device
+    ids preferred); None if there is none or they differ."""
     name, mesh = None, None
-    for sharding in (*ins, *outs):
+    for sharding in shardings:
         if sharding is None:
             continue
         other = mesh_or_lookup(table, sharding.mesh_or_ref)
@@ -36,17 +37,30 @@ def common_mesh_name(ins: Sequence, outs: Sequence, table: SymbolTable):
             return None
         elif not other.device_ids:
             name, mesh = sharding.mesh_or_ref, other
-    if name is None:
-        return None
+    return name
+
+
+def most_common_mesh(shardings: Sequence, default):
+    """Upstream ``getMostCommonMesh``: the mesh most of the not fully replicated shardings
+    are bound to (on a tie, the first to reach that count), else ``default``."""
     counts: dict = {}
-    best, best_count = name, 0
-    for sharding in (*ins, *outs):
+    best, best_count = default, 0
+    for sharding in shardings:
         if sharding is None or all(not d.axes for d in sharding.dim_shardings):
             continue
         counts[sharding.mesh_or_ref] = counts.get(sharding.mesh_or_ref, 0) + 1
         if counts[sharding.mesh_or_ref] > best_count:
             best, best_count = sharding.mesh_or_ref, counts[sharding.mesh_or_ref]
     return best
+
+
+def common_mesh_name(ins: Sequence, outs: Sequence, table: SymbolTable):
+    """Upstream ``getCommonMeshName(..., ignoreDeviceIds=true)`` then the most common mesh
+    among the shardings that are not fully replicated."""
+    name = common_mesh_name_ignoring_device_ids((*ins, *outs), table)
+    if name is None:
+        return None
+    return most_common_mesh((*ins, *outs), name)
 
 
 def other_device_order(sharding: TensorSharding | None, mesh: Mesh,

@@ -39,9 +39,10 @@ def _fully_replicated(sharding: TensorSharding | None) -> bool:
     return sharding is None or all(not d.axes for d in sharding.dim_shardings)
 
 
-def process_single_device_operation(op: Operation, out_shardings: Sequence,
-                                    table: SymbolTable, module: Operation) -> None:
-    """Upstream ``processSingleDeviceOperation``."""
+def get_single_device_mesh_info(op: Operation, out_shardings: Sequence,
+                                table: SymbolTable):
+    """Upstream ``getSingleDeviceMeshInfo``: the name of the single-device mesh of the
+    results; raises if they name different devices."""
     device, single_name = None, None
     for sharding in out_shardings:
         if is_single_device(sharding, table):
@@ -49,30 +50,49 @@ def process_single_device_operation(op: Operation, out_shardings: Sequence,
             if device is not None and device != d:
                 raise op_error(op, "has conflicting single-device result shardings")
             device, single_name = d, sharding.mesh_or_ref
-    global_name = global_mesh_name(module)
-    if global_name is None:
-        return
-    single = _replicated(single_name, 0)
+    return single_name
+
+
+def insert_single_device_operand_reshards(op: Operation, single: TensorSharding,
+                                          global_name: str) -> None:
+    """Upstream ``insertSingleDeviceOperandReshards``: reshard each tensor operand onto the
+    single device, through a replicated tensor on the global mesh unless it is one."""
     for use in list(op.op_operands):
         value = use.value
         if not isinstance(value.type, RankedTensorType):
             continue
         rank = len(value.type.shape)
         source = get_sharding(value) or _replicated(global_name, rank)
-        if is_equivalent_or_replicated(source, single) and source.mesh_or_ref == single_name:
+        if (is_equivalent_or_replicated(source, single)
+                and source.mesh_or_ref == single.mesh_or_ref):
             continue
         new = value
         if not (_fully_replicated(source) and source.mesh_or_ref == global_name):
             new = reshard(new, _replicated(global_name, rank), op).results[0]
         use.set(reshard(new, single, op).results[0])
+
+
+def get_target_sharding_for_single_device_result(original: TensorSharding | None,
+                                                 global_name: str, rank: int,
+                                                 table: SymbolTable) -> TensorSharding:
+    """Upstream ``getTargetShardingForSingleDeviceResult``: the result's sharding unless it
+    is missing or single-device, else replicated on the global mesh."""
+    if original is not None and not is_single_device(original, table):
+        return original
+    return _replicated(global_name, rank)
+
+
+def insert_single_device_result_reshards(op: Operation, out_shardings: Sequence,
+                                         table: SymbolTable, global_name: str) -> None:
+    """Upstream ``insertSingleDeviceResultReshards``: reshard each tensor result to a
+    replicated tensor on the global mesh, then to its target sharding if that differs."""
     last = op
     for index, result in enumerate(op.results):
         if not isinstance(result.type, RankedTensorType):
             continue
         rank = len(result.type.shape)
-        original = out_shardings[index]
-        target = (original if original is not None and not is_single_device(original, table)
-                  else _replicated(global_name, rank))
+        target = get_target_sharding_for_single_device_result(
+            out_shardings[index], global_name, rank, table)
         anchor = last.next_op
         replicated = _replicated(global_name, rank)
         to_replicated = reshard(result, replicated, anchor)
@@ -87,8 +107,27 @@ def process_single_device_operation(op: Operation, out_shardings: Sequence,
         to_replicated.results[0].replace_uses_with_if(
             tiled.results[0], lambda use, t=tiled: use.owner is not t)
         last = tiled
+
+
+def update_single_device_op_result_shardings(op: Operation, single: TensorSharding,
+                                             global_name: str) -> None:
+    """Upstream ``updateSingleDeviceOpResultShardings``: tensor results get the
+    single-device sharding, tokens the replicated one on the global mesh."""
     for result in op.results:
         if isinstance(result.type, RankedTensorType):
             set_sharding(result, single)
         elif isinstance(result.type, TokenType):
             set_sharding(result, _replicated(global_name, 0))
+
+
+def process_single_device_operation(op: Operation, out_shardings: Sequence,
+                                    table: SymbolTable, module: Operation) -> None:
+    """Upstream ``processSingleDeviceOperation``."""
+    single_name = get_single_device_mesh_info(op, out_shardings, table)
+    global_name = global_mesh_name(module)
+    if global_name is None:
+        return
+    single = _replicated(single_name, 0)
+    insert_single_device_operand_reshards(op, single, global_name)
+    insert_single_device_result_reshards(op, out_shardings, table, global_name)
+    update_single_device_op_result_shardings(op, single, global_name)

@@ -4,9 +4,11 @@ where a user needs fewer unreduced axes than its source has, and
 ``sdy.replicated_to_unreduced`` / ``sdy.sharded_to_unreduced`` where it needs more."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from shardy_ref.ir.axis_lists import axis_set_diff, sort_and_merge_axes
 from shardy_ref.ir.operation import Operation, OpOperand, Value
-from shardy_ref.ir.sdy_axes import AxisRefList, ListOfAxisRefLists
+from shardy_ref.ir.sdy_axes import AxisRef, AxisRefList, ListOfAxisRefLists, Mesh
 from shardy_ref.ir.sdy_debug import ReductionOp
 from shardy_ref.ir.sdy_sharding import TensorSharding
 from shardy_ref.ir.symbols import SymbolTable
@@ -63,6 +65,53 @@ def insert_all_reduce_if_unreduced_to_replicated(use: OpOperand, source: TensorS
     return sharding
 
 
+def _axes_past_prefix(in_axes: tuple[AxisRef, ...], out_axes: tuple[AxisRef, ...],
+                      mesh: Mesh) -> list[AxisRef]:
+    """The part of ``in_axes`` beyond its strict prefix ``out_axes`` (starting with the
+    suffix of a last axis that ``out_axes`` only partly keeps)."""
+    diff = []
+    if out_axes and out_axes[-1] != in_axes[len(out_axes) - 1]:
+        diff.append(in_axes[len(out_axes) - 1].suffix_without_overlap(out_axes[-1], mesh))
+    diff += in_axes[len(out_axes):]
+    return diff
+
+
+@dataclass(frozen=True, slots=True)
+class _ShardedToUnreduced:
+    """What the dimension shardings allow of ``out``'s extra unreduced axes: the axes a
+    ``sharded_to_unreduced`` takes (all and per dimension), the dimension shardings
+    before it, and whether a reshard must reach them first."""
+    axes: list[AxisRef]
+    axes_per_dim: list[AxisRefList]
+    dim_shardings: list
+    need_reshard: bool
+
+
+def _sharded_to_unreduced(inp: TensorSharding, out: TensorSharding, extra: list[AxisRef],
+                          mesh: Mesh) -> _ShardedToUnreduced:
+    """The dimension loop of upstream ``insertUnreducedCollectives``: a dimension whose
+    out-axes are a strict prefix of its in-axes turns the rest unreduced in place if all of
+    it is wanted unreduced; any other mismatch needs a reshard."""
+    s2u, axes_per_dim, need_reshard = [], [], False
+    dims = list(out.dim_shardings)
+    for i, (in_dim, out_dim) in enumerate(zip(inp.dim_shardings, out.dim_shardings,
+                                              strict=True)):
+        in_axes, out_axes = in_dim.axes, out_dim.axes
+        status = axis_list_prefix_status(out_axes, in_axes)
+        axes_per_dim.append(AxisRefList(()))
+        if status is PrefixStatus.STRICT_PREFIX:
+            diff = _axes_past_prefix(in_axes, out_axes, mesh)
+            if not axis_set_diff(diff, extra, mesh):
+                axes_per_dim[i] = AxisRefList(tuple(diff))
+                s2u += diff
+                dims[i] = in_dim
+            else:
+                need_reshard = True
+        elif status is PrefixStatus.NOT_A_PREFIX:
+            need_reshard = True
+    return _ShardedToUnreduced(s2u, axes_per_dim, dims, need_reshard)
+
+
 def insert_unreduced_collectives(use: OpOperand, out: TensorSharding | None,
                                  table: SymbolTable, anchor: Operation):
     """Upstream ``insertUnreducedCollectives``: reach ``out``'s extra unreduced axes from
@@ -77,29 +126,10 @@ def insert_unreduced_collectives(use: OpOperand, out: TensorSharding | None,
     extra = axis_set_diff(out.unreduced_axes, inp.unreduced_axes, mesh)
     if not extra:
         return None
-    s2u, axes_per_dim, need_reshard = [], [], False
-    dims = list(out.dim_shardings)
-    for i, (in_dim, out_dim) in enumerate(zip(inp.dim_shardings, out.dim_shardings,
-                                              strict=True)):
-        in_axes, out_axes = in_dim.axes, out_dim.axes
-        status = axis_list_prefix_status(out_axes, in_axes)
-        axes_per_dim.append(AxisRefList(()))
-        if status is PrefixStatus.STRICT_PREFIX:
-            diff = []
-            if out_axes and out_axes[-1] != in_axes[len(out_axes) - 1]:
-                diff.append(in_axes[len(out_axes) - 1].suffix_without_overlap(out_axes[-1],
-                                                                              mesh))
-            diff += in_axes[len(out_axes):]
-            if not axis_set_diff(diff, extra, mesh):
-                axes_per_dim[i] = AxisRefList(tuple(diff))
-                s2u += diff
-                dims[i] = in_dim
-            else:
-                need_reshard = True
-        elif status is PrefixStatus.NOT_A_PREFIX:
-            need_reshard = True
+    plan = _sharded_to_unreduced(inp, out, extra, mesh)
+    s2u, dims = plan.axes, plan.dim_shardings
     result = value
-    if need_reshard:
+    if plan.need_reshard:
         result = reshard(result, inp.replace(dim_shardings=tuple(dims)), anchor).results[0]
     last = get_sharding(result)
     r2u = axis_set_diff(extra, s2u, mesh)
@@ -111,7 +141,7 @@ def insert_unreduced_collectives(use: OpOperand, out: TensorSharding | None,
                             axes=AxisRefList(tuple(r2u))).results[0]
     if s2u:
         result = collective("sdy.sharded_to_unreduced", result, out, anchor,
-                            axes=ListOfAxisRefLists(tuple(axes_per_dim))).results[0]
+                            axes=ListOfAxisRefLists(tuple(plan.axes_per_dim))).results[0]
         last = out
     if result is not value:
         use.set(result)

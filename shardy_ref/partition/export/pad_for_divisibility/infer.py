@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from shardy_ref.ir.opdefs import ops_with_trait
 from shardy_ref.ir.operation import Operation
 from shardy_ref.ir.types import ComplexType, IntegerType, RankedTensorType, Type
 
@@ -65,11 +66,13 @@ def infer_result_types(op: Operation, operand_types: Sequence[Type]) -> list[Typ
     return fn(op, operand_types)
 
 
-_SAME_AS_FIRST = """cbrt ceil count_leading_zeros cosine exponential exponential_minus_one floor
-log log_plus_one logistic not negate popcnt round_nearest_afz round_nearest_even rsqrt sign
-sine sqrt tan tanh add atan2 divide maximum minimum multiply power remainder shift_left
-shift_right_arithmetic shift_right_logical subtract and or xor reverse dynamic_update_slice
-cholesky reduce_precision select_and_scatter collective_permute""".split()
+# The element-wise ops with ``HLO_CompatibleOperandsAndResultType``, ``add`` (which infers
+# the same without the trait, to allow per-axis quantized operands), and others whose
+# inferred result type is their first operand's.
+_SAME_AS_FIRST = (*sorted(set(ops_with_trait("Elementwise", "stablehlo"))
+                          & set(ops_with_trait("CompatibleOperandsAndResultType"))),
+                  "add", "reverse", "dynamic_update_slice", "cholesky", "select_and_scatter",
+                  "collective_permute")
 
 
 @_register(*_SAME_AS_FIRST)

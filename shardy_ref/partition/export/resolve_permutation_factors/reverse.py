@@ -9,9 +9,11 @@ padding sits at the low edge, where reversing puts it back at the high edge.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from shardy_ref.ir.builtin_attrs import StringAttr
 from shardy_ref.ir.operation import Operation, Value
-from shardy_ref.ir.sdy_axes import Mesh
+from shardy_ref.ir.sdy_axes import AxisRef, Mesh
 from shardy_ref.ir.sdy_sharding import TensorSharding
 from shardy_ref.ir.symbols import unique_symbol_name
 from shardy_ref.ir.utils import mesh_or_lookup
@@ -47,6 +49,41 @@ def _mesh_symbol(state: State, mesh: Mesh, base: str, location) -> str:
     return name
 
 
+@dataclass(frozen=True, slots=True)
+class ReverseOpInfo:
+    """Upstream ``ReverseOpInfo``: the axes sharding reversed dimensions (whose device
+    order is reversed), the names of those sharding indivisible ones (made manual), and
+    the operand shape with indivisible dimensions padded."""
+    axes_to_reverse: list[AxisRef]
+    manual_axes: set[str]
+    padded_shape: list[int]
+
+
+def get_reverse_op_info(op: Operation, in_sharding: TensorSharding,
+                        mesh: Mesh) -> ReverseOpInfo | None:
+    """Upstream ``getReverseOpInfo``; None if no reversed dimension is sharded."""
+    dims = set(op.attributes["dimensions"].value)
+    shape = op.operands[0].type.shape
+    axes_to_reverse, manual, padded = [], set(), list(shape)
+    for dim, dim_sharding in enumerate(in_sharding.dim_shardings):
+        count = dim_sharding.sharded_size(mesh)
+        if dim not in dims or count <= 1:
+            continue
+        axes_to_reverse += dim_sharding.axes
+        if shape[dim] % count:
+            manual.update(a.name for a in dim_sharding.axes)
+            padded[dim] = padded_dim_size(shape[dim], count)
+    if not axes_to_reverse:
+        return None
+    for dim, dim_sharding in enumerate(in_sharding.dim_shardings):
+        # Manual axes are whole mesh axes: a dim sharded by another part of one (not
+        # reversed, so left alone upstream, which then builds an invalid manual
+        # computation) must be divisible too.
+        if any(a.name in manual for a in dim_sharding.axes):
+            padded[dim] = padded_dim_size(shape[dim], dim_sharding.sharded_size(mesh))
+    return ReverseOpInfo(axes_to_reverse, manual, padded)
+
+
 def handle_reverse(op: Operation, state: State) -> bool:
     """Upstream ``handleReverseOp``."""
     operand = op.operands[0]
@@ -58,25 +95,12 @@ def handle_reverse(op: Operation, state: State) -> bool:
     mesh = mesh_or_lookup(state.table, in_sharding.mesh_or_ref)
     if mesh is None or mesh.is_maximal:
         return True
+    info = get_reverse_op_info(op, in_sharding, mesh)
+    if info is None:
+        return True
     dims = set(op.attributes["dimensions"].value)
     shape = operand.type.shape
-    axes_to_reverse, manual, padded = [], set(), list(shape)
-    for dim, dim_sharding in enumerate(in_sharding.dim_shardings):
-        count = dim_sharding.sharded_size(mesh)
-        if dim not in dims or count <= 1:
-            continue
-        axes_to_reverse += dim_sharding.axes
-        if shape[dim] % count:
-            manual.update(a.name for a in dim_sharding.axes)
-            padded[dim] = padded_dim_size(shape[dim], count)
-    if not axes_to_reverse:
-        return True
-    for dim, dim_sharding in enumerate(in_sharding.dim_shardings):
-        # Manual axes are whole mesh axes: a dim sharded by another part of one (not
-        # reversed, so left alone upstream, which then builds an invalid manual
-        # computation) must be divisible too.
-        if any(a.name in manual for a in dim_sharding.axes):
-            padded[dim] = padded_dim_size(shape[dim], dim_sharding.sharded_size(mesh))
+    axes_to_reverse, manual, padded = info.axes_to_reverse, info.manual_axes, info.padded_shape
     value: Value = operand
     if manual:
         b = Builder(op)
