@@ -200,7 +200,7 @@ def spmd_module(processes: int, steps: int = 20) -> str:
 
 def main() -> None:
     from shardy_ref.execute import Interpreter
-    from shardy_ref.execute.api import _argument
+    from shardy_ref.execute.api import argument_tensor
     from shardy_ref.parser import parse_module
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -211,7 +211,7 @@ def main() -> None:
     interp = Interpreter(parse_module(transformer_module()))
     func = interp.entry_function()
     types = [a.type for a in func.regions[0].blocks[0].args]
-    args = [_argument("main", i, t, a) for i, (t, a) in enumerate(zip(types, inputs,
+    args = [argument_tensor("main", i, t, a) for i, (t, a) in enumerate(zip(types, inputs,
                                                                       strict=True))]
     (ours,) = interp.run_args(func, args)
     ref = transformer_numpy(*inputs)
