@@ -27,8 +27,8 @@ from shardy_ref.ir.sdy_sharding import (
     TensorSharding,
     TensorShardingPerValue,
 )
+from shardy_ref.ir.utils import is_equivalent
 from shardy_ref.ir.value_sharding import get_sharding
-from shardy_ref.ir.verify.collectives import is_equivalent
 
 COLLECTIVE = ("sdy-collective",)  # upstream kCollectiveLabel
 INLINABLE_DIALECTS = {"sdy", "stablehlo", "func", "arith", "tensor", "chlo", "mhlo"}

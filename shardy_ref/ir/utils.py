@@ -54,16 +54,23 @@ def non_maximal_mesh_or_ref(count: int, table: SymbolTable,
     return None
 
 
-def is_equivalent(a: TensorSharding | None, b: TensorSharding | None) -> bool:
-    """Upstream ``TensorShardingAttr::isEquivalent`` (unreduced axes compared): both fully
-    replicated, or the same mesh, unreduced axes and dimension axes (open/closed and
-    priorities ignored)."""
+def is_equivalent(a: TensorSharding | None, b: TensorSharding | None,
+                  ignore_unreduced_axes: bool = False) -> bool:
+    """Upstream ``TensorShardingAttr::isEquivalent``: both fully replicated, or the same
+    mesh, unreduced axes and dimension axes (open/closed and priorities ignored); unreduced
+    axes are left out of both tests with ``ignore_unreduced_axes``."""
     def replicated(s: TensorSharding | None) -> bool:
-        return s is None or (not s.unreduced_axes and all(not d.axes for d in s.dim_shardings))
+        if s is None:
+            return True
+        if not ignore_unreduced_axes and s.unreduced_axes:
+            return False
+        return not any(d.axes for d in s.dim_shardings)
 
     if replicated(a):
         return replicated(b)
-    if b is None or a.mesh_or_ref != b.mesh_or_ref or a.unreduced_axes != b.unreduced_axes:
+    if b is None or a.mesh_or_ref != b.mesh_or_ref:
+        return False
+    if not ignore_unreduced_axes and a.unreduced_axes != b.unreduced_axes:
         return False
     return len(a.dim_shardings) == len(b.dim_shardings) and all(
         x.axes == y.axes for x, y in zip(a.dim_shardings, b.dim_shardings))

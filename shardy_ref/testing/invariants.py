@@ -22,8 +22,8 @@ from shardy_ref.ir.diagnostics import PassError
 from shardy_ref.ir.func_attrs import function_type
 from shardy_ref.ir.sdy_axes import AxisRef, Mesh
 from shardy_ref.ir.sdy_sharding import DimensionSharding, TensorSharding
+from shardy_ref.ir.utils import is_equivalent
 from shardy_ref.ir.value_sharding import get_func_result_sharding, get_sharding
-from shardy_ref.ir.verify.collectives import is_equivalent
 from shardy_ref.propagate.sharding_projection import PrefixStatus, axis_list_prefix_status
 
 PROPAGATION_PIPELINE = "sdy-propagation-pipeline"

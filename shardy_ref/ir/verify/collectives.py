@@ -38,6 +38,7 @@ from shardy_ref.ir.types import (
     UnrankedTensorType,
     VectorType,
 )
+from shardy_ref.ir.utils import is_equivalent
 from shardy_ref.ir.value_sharding import get_sharding, value_location
 from shardy_ref.ir.verify import VerifyContext, note, op_error, op_verifier, symbol_use_verifier
 from shardy_ref.ir.verify.sharding import (
@@ -204,27 +205,6 @@ def slice_axes_along_dim(dim_sharding: DimensionSharding, slicing_axes: Sequence
     for axis in slicing_axes:
         add_axis_or_merge(expected, axis, mesh)
     return expected
-
-
-def is_equivalent(sharding: TensorSharding | None, other: TensorSharding | None,
-                  ignore_unreduced_axes: bool = False) -> bool:
-    """``TensorShardingAttr::isEquivalent``: both fully replicated (unreduced axes
-    optionally ignored), or the same mesh and, per dimension, the same axes."""
-    def replicated(s: TensorSharding | None) -> bool:
-        if s is None:
-            return True
-        if not ignore_unreduced_axes and s.unreduced_axes:
-            return False
-        return not any(d.axes for d in s.dim_shardings)
-
-    if replicated(sharding):
-        return replicated(other)
-    if other is None or sharding.mesh_or_ref != other.mesh_or_ref:
-        return False
-    if not ignore_unreduced_axes and sharding.unreduced_axes != other.unreduced_axes:
-        return False
-    return len(sharding.dim_shardings) == len(other.dim_shardings) and all(
-        a.axes == b.axes for a, b in zip(sharding.dim_shardings, other.dim_shardings))
 
 
 # --- phase 3: verifySymbolUses of each collective (verifiers.cc) -----------------------

@@ -17,18 +17,10 @@ from functools import cmp_to_key
 from shardy_ref.ir.axis_lists import add_axis_or_merge
 from shardy_ref.ir.sdy_axes import AxisRef, Mesh
 from shardy_ref.ir.sdy_rules import OpShardingRule
+from shardy_ref.propagate.basic_factor_propagation import prefix_without_overlap
 from shardy_ref.propagate.sharding_projection import ShardingProjection, axes_size
 
 AxisList = tuple[AxisRef, ...]
-
-
-def prefix_without_overlap(axis: AxisRef, others: Sequence[AxisRef]) -> AxisRef | None:
-    result: AxisRef | None = axis
-    for other in others:
-        result = result.prefix_without_overlap(other)
-        if result is None:
-            return None
-    return result
 
 
 def truncate_without_overlap(axes: AxisList, others: Sequence[AxisRef]) -> AxisList:
