@@ -76,6 +76,10 @@ def test_stats_prints_a_throughput(capsys, monkeypatch):
     rate = re.search(r"^throughput: ([0-9.]+) programs/s through sdy-propagation-pipeline",
                      out, re.M)
     assert rate and float(rate.group(1)) > 0, out
+    for name in ("propagation_fixpoint", "per_device_equals_single_device"):
+        line = re.search(rf"^invariant {name}: ([0-9.]+) programs/s \(3 random programs",
+                         out, re.M)
+        assert line and float(line.group(1)) > 0, out
     assert "verify (after each pass that changed the IR)" in out
     assert "sdy-user-priority-propagate" in out
     verified = re.search(r"^passes that changed the IR, verified after: (\d+) of (\d+)$", out, re.M)

@@ -9,7 +9,7 @@ taken out while it still fails: :mod:`shardy_ref.testing.shrink`) and written to
 message and a one-line command that checks that file again; the exit status is then 1.
 Given FILEs, the invariants are checked on them instead. ``--stats`` measures how many
 20-op random programs per second go through ``sdy-propagation-pipeline`` and where the
-time goes.
+time goes, and how many programs per second two invariants check.
 """
 from __future__ import annotations
 

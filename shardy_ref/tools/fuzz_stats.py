@@ -1,7 +1,9 @@
 """``shardy-ref fuzz --stats``: how many random programs per second go through
 ``sdy-propagation-pipeline`` on one core (parse, verify, every pass verified after it runs,
 print: what each fuzzed example costs), and where the time goes: parsing, the verifier
-after each pass that changed the IR (and the snapshots that tell), each pass, printing."""
+after each pass that changed the IR (and the snapshots that tell), each pass, printing; and
+how many programs per second two invariants check: propagation's fixpoint, and the
+partitioned program run on every device against the single-device run."""
 from __future__ import annotations
 
 import time
@@ -12,6 +14,9 @@ OPS = 20  # ops per program in the measurement
 AFTER_EACH = "verify (after each pass that changed the IR)"
 SNAPSHOT = "snapshot (did the pass change the IR?)"
 STATS_PROGRAMS = 100  # programs measured
+# the invariants whose throughput --stats prints: the propagation one and the end-to-end one
+THROUGHPUT_INVARIANTS = ("propagation_fixpoint", "per_device_equals_single_device")
+INVARIANT_PROGRAMS = 30  # programs per invariant in that measurement
 
 
 def throughput(count: int = 100, ops: int = OPS, rounds: int = 3) -> tuple[float, float]:
@@ -31,6 +36,27 @@ def throughput(count: int = 100, ops: int = OPS, rounds: int = 3) -> tuple[float
             _run_pipeline(text, PIPELINE)
         best = min(best, time.process_time() - start)
     return count / best, _average_ops(texts)
+
+
+def invariant_throughput(name: str, count: int = INVARIANT_PROGRAMS,
+                         rounds: int = 2) -> float:
+    """Programs per CPU second that invariant ``name`` checks, on ``count`` programs drawn as
+    ``shardy-ref fuzz`` draws them (every feature; seeds 0..count-1, so the same programs in
+    every run), best of ``rounds`` rounds; drawing the programs is not timed."""
+    from shardy_ref.testing.invariants import INVARIANTS
+    from shardy_ref.testing.program_features import Features
+    from shardy_ref.testing.programs import random_program
+
+    check = INVARIANTS[name]
+    texts = [random_program(seed, Features.parse("all")) for seed in range(count)]
+    check(texts[0])  # warm caches (grammar, pass registry, kernels)
+    best = float("inf")
+    for _ in range(rounds):
+        start = time.process_time()
+        for text in texts:
+            check(text)
+        best = min(best, time.process_time() - start)
+    return count / best
 
 
 def _average_ops(texts: list[str]) -> float:
@@ -109,6 +135,11 @@ def print_stats(out, count: int | None = None) -> None:
     rate, ops = throughput(count)
     out.write(f"throughput: {rate:.1f} programs/s through {PIPELINE} "
               f"({count} random programs, {ops:.1f} ops each, one core, best of 3 rounds)\n")
+    programs = min(count, INVARIANT_PROGRAMS)
+    for name in THROUGHPUT_INVARIANTS:
+        out.write(f"invariant {name}: {invariant_throughput(name, programs):.1f} programs/s "
+                  f"({programs} random programs with every feature, one core, "
+                  f"best of 2 rounds)\n")
     spent, runs, verified = breakdown(count)
     total = sum(spent.values())
     out.write(f"where the time goes ({1000 * total / count:.1f} ms per program):\n")
