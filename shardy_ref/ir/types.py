@@ -7,7 +7,7 @@ See https://mlir.llvm.org/docs/Dialects/Builtin/#types and the StableHLO spec's 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 class Type:
@@ -99,11 +99,17 @@ class RankedTensorType(Type):
     shape: tuple[int | None, ...]
     element_type: Type
     encoding: object = None  # an Attribute, e.g. ``#stablehlo.bounds<...>``
+    # the printed text, computed on first use (printing meets each type many times)
+    _text: str | None = field(default=None, init=False, compare=False, repr=False)
 
     def __str__(self) -> str:
-        dims = "".join(("?" if d is None else str(d)) + "x" for d in self.shape)
-        enc = f", {self.encoding}" if self.encoding is not None else ""
-        return f"tensor<{dims}{self.element_type}{enc}>"
+        text = self._text
+        if text is None:
+            dims = "".join(("?" if d is None else str(d)) + "x" for d in self.shape)
+            enc = f", {self.encoding}" if self.encoding is not None else ""
+            text = f"tensor<{dims}{self.element_type}{enc}>"
+            object.__setattr__(self, "_text", text)
+        return text
 
     @property
     def rank(self) -> int:

@@ -33,6 +33,7 @@ from shardy_ref.ir.types import (
     VectorType,
 )
 from shardy_ref.parser import literals as lit
+from shardy_ref.parser.fast_lalr import FastToken
 from shardy_ref.parser.literals import LiteralError
 from shardy_ref.parser.locations import LocationSyntaxError, parse_location
 
@@ -77,9 +78,15 @@ class CoreBuilder(Transformer):
         self.arg_locs: dict[int, object] = {}  # id(argument name token) -> its loc token
         self.loc_aliases: dict[str, object] = {}  # "#name" -> the loc(...) token defining it
         self.last_loc = None
+        # dialect-attribute text that parsed without error or warning -> its (immutable)
+        # value, and dialect bodies found balanced: repeated texts are parsed once per parse
+        self.attr_text_cache: dict = {}
+        self.balanced_bodies: set[str] = set()
 
     # -- helpers -------------------------------------------------------------------------
     def loc(self, tok) -> Location:
+        if type(tok) is FastToken:  # its line and column come from the same line starts
+            return self.loc_at(tok.start_pos)
         return Location(self.filename, tok.line + self.line_offset, tok.column)
 
     def loc_at(self, offset: int) -> Location:
@@ -401,7 +408,7 @@ class CoreBuilder(Transformer):
 
     # -- types ---------------------------------------------------------------------------
     def tensor_type_fast(self, items):
-        return lit.tensor_type(items[0])
+        return lit.tensor_type(str(items[0]))  # a plain str key: the cache keeps no token
 
     def tensor_type(self, items):
         dim_list, et, encoding = items
@@ -417,7 +424,7 @@ class CoreBuilder(Transformer):
         return VectorType(lit.dims(items[0]), items[1])
 
     def int_type(self, items):
-        return lit.element_type(items[0])
+        return lit.element_type(str(items[0]))
 
     def float_type(self, items):
         return FloatType(str(items[0]))
@@ -551,10 +558,15 @@ class CoreBuilder(Transformer):
 
     def dense_attr(self, items):
         tok, t = items
-        try:
-            return lit.parse_dense(tok[6:-1], t, 6)
-        except LiteralError as e:
-            raise ParseError(self.loc_at(tok.start_pos + e.offset), str(e)) from None
+        key = ("dense", str(tok), t)
+        value = self.attr_text_cache.get(key)
+        if value is None:
+            try:
+                value = lit.parse_dense(tok[6:-1], t, 6)
+            except LiteralError as e:
+                raise ParseError(self.loc_at(tok.start_pos + e.offset), str(e)) from None
+            self.attr_text_cache[key] = value
+        return value
 
     def dense_resource_attr(self, items):
         return ba.DenseResourceElementsAttr(items[1], str(items[0]))
@@ -573,11 +585,16 @@ class CoreBuilder(Transformer):
     def check_dialect_body(self, body) -> None:
         """MLIR pre-scans a ``#d.x<...>``/``!d.x<...>`` body for balanced brackets before
         the dialect parses it; the grammar balanced only its angle brackets."""
-        if body is not None:
-            from shardy_ref.parser.errors import unbalanced_dialect_body
-            error = unbalanced_dialect_body(self.text, body.start_pos, self.loc_at)
-            if error is not None:
-                raise error
+        if body is None or body in self.balanced_bodies:
+            return
+        from shardy_ref.parser.errors import dialect_body_end, unbalanced_dialect_body
+        end = dialect_body_end(self.text, body.start_pos)
+        if end is not None and end <= body.end_pos:
+            self.balanced_bodies.add(str(body))  # the scan read only the body's own text
+            return
+        error = unbalanced_dialect_body(self.text, body.start_pos, self.loc_at)
+        if error is not None:
+            raise error
 
     def hash_attr(self, items):
         tok, body = items

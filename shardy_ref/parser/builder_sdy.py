@@ -67,6 +67,10 @@ class SdyBuilder:
         upstream's op parser adds it."""
         from shardy_ref.parser import sdy_attr_parser as sap
 
+        key = (kind, raw.qualified, self.text[raw.start:raw.end])
+        hit = self.attr_text_cache.get(key)
+        if hit is not None:
+            return hit
         try:
             if raw.qualified and kind != "sharding_list":
                 value, warnings = sap.parse_full(self.text, raw.start, raw.end)
@@ -78,7 +82,9 @@ class SdyBuilder:
             raise self.sdy_error(e.errors, op_name) from None
         self.sdy_warnings(warnings, op_name)
         if kind == "sharding_list":
-            return TensorShardingPerValue(tuple(value))
+            value = TensorShardingPerValue(tuple(value))
+        if not warnings:
+            self.attr_text_cache[key] = value
         return value
 
     def dialect_attr_from_text(self, tok, name: str, body):
@@ -87,11 +93,17 @@ class SdyBuilder:
         from shardy_ref.parser import sdy_attr_parser as sap
 
         end = (body if body is not None else tok).end_pos
+        key = ("full", self.text[tok.start_pos:end])
+        hit = self.attr_text_cache.get(key)
+        if hit is not None:
+            return hit
         try:
             value, warnings = sap.parse_full(self.text, tok.start_pos, end)
         except sap.SdyParseError as e:
             raise self.sdy_error(e.errors) from None
         self.sdy_warnings(warnings)
+        if not warnings:
+            self.attr_text_cache[key] = value
         return value
 
     def sdy_error(self, errors, op_name: str | None = None) -> ParseError:

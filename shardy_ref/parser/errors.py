@@ -169,6 +169,21 @@ def unbalanced_dialect_body(text: str, pos: int, at) -> ParseError | None:
     """MLIR's pre-scan of the ``<...>`` body of a ``#dialect.x``/``!dialect.x`` at ``pos``
     (``parseDialectSymbolBody``): brackets must balance (``->`` and strings aside). The
     error points at MLIR's current token then: the last string lexed, else the ``<``."""
+    _, current, opener = _scan_dialect_body(text, pos)
+    if opener is None:
+        return None
+    return ParseError(at(current), f"unbalanced '{opener}' character in pretty dialect name")
+
+
+def dialect_body_end(text: str, pos: int) -> int | None:
+    """Where the bracket that balances the dialect body at ``pos`` ends, if one does (the
+    pre-scan above then reports nothing and read nothing after that index)."""
+    return _scan_dialect_body(text, pos)[0]
+
+
+def _scan_dialect_body(text: str, pos: int):
+    """``(end, current, opener)``: ``end`` after the balancing bracket, else the error's
+    current position and unclosed bracket; all None for an unterminated string."""
     stack: list[str] = []
     current = pos
     i = pos
@@ -177,7 +192,7 @@ def unbalanced_dialect_body(text: str, pos: int, at) -> ParseError | None:
         if c == '"':
             m = _STRING_AT.match(text, i)
             if m is None:
-                return None  # an unterminated string: the lexer's error, not this one
+                return None, None, None  # an unterminated string: the lexer's error
             current, i = i, m.end()
             continue
         i += 1
@@ -190,8 +205,8 @@ def unbalanced_dialect_body(text: str, pos: int, at) -> ParseError | None:
                 break
             stack.pop()
             if not stack:
-                return None
-    return ParseError(at(current), f"unbalanced '{stack[-1]}' character in pretty dialect name")
+                return i, None, None
+    return None, current, stack[-1]
 
 
 _SDY_OP_BEFORE = re.compile(r"(sdy\.[a-z_]+)(?![\w$.])")

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import lark.lexer
 
-_HOT_AFTER = 200  # matches served by single regexes before a state compiles its alternation
+HOT_AFTER = 200  # matches served by single regexes before a state compiles its alternation
 _single_cache: dict[tuple[str, int], object] = {}
 
 
@@ -45,7 +45,7 @@ class LazyScanner(lark.lexer.Scanner):
     def match(self, text, pos):
         if self._mres is None:
             self._uses += 1
-            if self._uses <= _HOT_AFTER or self.use_bytes:
+            if self._uses <= HOT_AFTER or self.use_bytes:
                 for name, rx in self._single_regexes():
                     m = rx.match(text.text, pos, text.end)
                     if m:

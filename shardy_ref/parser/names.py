@@ -11,6 +11,7 @@ come off the naming stack (last pushed first), and ops name nothing.
 from __future__ import annotations
 
 import itertools
+import re
 
 from shardy_ref.ir.opdefs import op_def
 from shardy_ref.ir.operation import Block, Operation, Region, Value
@@ -80,23 +81,27 @@ class NameState:
                 self._number_op(op)
 
     def _number_op(self, op: Operation) -> None:
-        groups = [0]
-        if not self.generic:
-            d = op_def(op.name)
-            if d is not None and d.result_names is not None:
-                names = d.result_names(op)
-                if names:
-                    for r, name in zip(op.results, names):
-                        if name:
-                            self._set_name(r, name)
-                            if r.index:
-                                groups.append(r.index)
-        if not op.results:
+        results = op.results
+        d = None if self.generic else op_def(op.name)
+        if d is not None and d.result_names is not None:
+            self._name_results(op, d.result_names(op))
+        if not results:
             return
-        first = op.results[0]
+        first = results[0]
         if first not in self.value_ids:
             self.value_ids[first] = str(self.next_value)
             self.next_value += 1
+
+    def _name_results(self, op: Operation, names) -> None:
+        """The names an op asks for; a named result other than the first starts a group."""
+        if not names:
+            return
+        groups = [0]
+        for r, name in zip(op.results, names):
+            if name:
+                self._set_name(r, name)
+                if r.index:
+                    groups.append(r.index)
         if len(groups) != 1:
             self.result_groups[op] = sorted(groups)
 
@@ -154,11 +159,14 @@ class NameState:
 
 
 _PUNCT = set("$._-")
+_PLAIN = re.compile(r"[a-zA-Z$._-][a-zA-Z0-9$._-]*")  # names sanitizing leaves as they are
 
 
 def sanitize_identifier(name: str) -> str:
     """MLIR ``sanitizeIdentifier``: invalid characters become hex, spaces ``_``;
     a leading digit gets a ``_`` prefix so names never look like numbered values."""
+    if _PLAIN.fullmatch(name):
+        return name
     out = []
     for ch in name:
         if ch.isascii() and (ch.isalnum() or ch in _PUNCT):

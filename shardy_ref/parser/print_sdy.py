@@ -113,7 +113,7 @@ def print_constant(p: Printer, op):
         p.print_generic(op, print_name=False)
         return None
     p.write(p.attr_dict(op.attributes, ("value",)))
-    p.write(f" {value}")
+    p.write(" " + p.attr_text(value))
     return None
 
 

@@ -40,9 +40,22 @@ def _defaults(fmt: Format) -> dict:
     return {k: _default(v) if isinstance(v, str) else v for k, v in fmt.defaults.items()}
 
 
+_PREPARED: dict[str, tuple] = {}  # op name -> (its format, consumed attrs, parsed defaults)
+
+
+def _prepared(name: str) -> tuple:
+    """What :func:`print_common` needs of an op's format, computed once per format (the
+    defaults are attribute texts to parse)."""
+    fmt = FORMATS[name]
+    known = _PREPARED.get(name)
+    if known is None or known[0] is not fmt:
+        known = _PREPARED[name] = (fmt, fmt.consumed(), _defaults(fmt))
+    return known
+
+
 @op_printer(*FORMATS)
 def print_common(p: Printer, op):
-    fmt = FORMATS[op.name]
+    fmt, consumed, defaults = _prepared(op.name)
     parts = _elements(op, fmt.before)
     if parts is False:
         return False
@@ -56,7 +69,7 @@ def print_common(p: Printer, op):
     parts += after
     if parts:
         p.write(" " + ", ".join(parts))
-    p.write(p.op_attr_dict(op, fmt.consumed(), _defaults(fmt)))
+    p.write(p.op_attr_dict(op, consumed, defaults))
     sig = _signature(p, op, fmt.sig)
     if sig is False:
         return False

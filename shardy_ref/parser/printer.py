@@ -69,12 +69,18 @@ class Printer:
         self.generic = generic
         self.generic_dialects = frozenset(generic_dialects)  # printed generic (unregistered)
         self.names = NameState(root, generic)
+        # (name, id(attribute)) -> (attribute, its text) for this print: parsed modules
+        # share one object per repeated attribute text; holding it keeps its id unique
+        self.named_texts: dict[tuple[str, int], tuple[Attribute, str]] = {}
+        self.attr_texts: dict[int, tuple[Attribute, object, str]] = {}  # see attr_text
         self.parts: list[str] = []
+        self.write = self.parts.append  # the hottest call of a print: no method frame
         self.indent = 0
         self.default_dialect = [""]
 
     # -- output --------------------------------------------------------------------------
     def write(self, text: str) -> None:
+        """Append ``text`` to the output (each Printer binds this to ``parts.append``)."""
         self.parts.append(text)
 
     def text(self) -> str:
@@ -96,13 +102,28 @@ class Printer:
         ins = ", ".join(str(o.value.type) for o in op.op_operands)
         return f"({ins}) -> {format_result_types([r.type for r in op.results])}"
 
-    @staticmethod
-    def attr_dict(attrs: dict[str, Attribute], elided=()) -> str:
+    def attr_dict(self, attrs: dict[str, Attribute], elided=()) -> str:
         """`` {a = 1, b}`` for the attributes not elided (sorted by name), or ``""``."""
         items = sorted((k, v) for k, v in attrs.items() if k not in elided)
         if not items:
             return ""
-        return " {" + ", ".join(format_named_attr(k, v) for k, v in items) + "}"
+        memo = self.named_texts
+        out = []
+        for k, v in items:
+            hit = memo.get((k, id(v)))
+            if hit is None or hit[0] is not v:
+                hit = memo[k, id(v)] = (v, format_named_attr(k, v))
+            out.append(hit[1])
+        return " {" + ", ".join(out) + "}"
+
+    def attr_text(self, attr: Attribute) -> str:
+        """``str(attr)``, once per attribute object in this print (and elision limit, which
+        dense elements print under)."""
+        limit = ELIDE_ELEMENTS_LARGER_THAN.get()
+        hit = self.attr_texts.get(id(attr))
+        if hit is None or hit[0] is not attr or hit[1] != limit:
+            hit = self.attr_texts[id(attr)] = (attr, limit, str(attr))
+        return hit[2]
 
     def op_attr_dict(self, op: Operation, elided=(), defaults: dict | None = None) -> str:
         """The pretty form's attr-dict: attributes the syntax did not print, minus any

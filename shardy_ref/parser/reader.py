@@ -55,6 +55,7 @@ def _forward(method):
     def callback(children, method=method, active=_active):
         return method(active.builder, children)
     callback.__name__ = method.__name__
+    callback.forwards_to = method  # what fast_lalr calls directly with the parse's builder
     return callback
 
 
@@ -93,7 +94,18 @@ def _gc_paused():
         with _GC_LOCK:
             _gc_pause["depth"] -= 1
             if _gc_pause["depth"] == 0 and _gc_pause["was_enabled"]:
+                _promote_young_objects()
                 gc.enable()
+
+
+def _promote_young_objects() -> None:
+    """Move the objects the parse allocated to the oldest GC generation (two O(1) list
+    splices), so the young collection that would run as soon as the collector is back does
+    not scan them all; full collections still do. A freeze the caller made is left alone
+    (https://docs.python.org/3/library/gc.html#gc.freeze)."""
+    if gc.get_freeze_count() == 0:
+        gc.freeze()
+        gc.unfreeze()
 
 
 def _parser(start: str = "start"):
@@ -179,6 +191,37 @@ def parse_attribute(text: str, filename: str = "<string>"):
     return _parse(text, "attr_value", filename, 0)
 
 
+def _run(parser, builder, text: str, start: str):
+    """The parse through :mod:`.fast_lalr`'s loop; any error there is redone by Lark's
+    own loop (from a reset builder), which raises the error the translators expect."""
+    from shardy_ref.parser import fast_lalr
+
+    tables = _fast_tables(parser)
+    if tables is not None:
+        try:
+            return fast_lalr.parse(tables, text, start, parser._callbacks, builder)
+        except fast_lalr.Fallback:
+            implicit_module = builder.implicit_module
+            builder.reset(builder.filename, builder.line_offset, text)
+            builder.implicit_module = implicit_module
+    return parser.parse(text)
+
+
+def _fast_tables(parser):
+    """:func:`fast_lalr.prepare` of ``parser``, once per parser object (None: not
+    supported, use Lark's loop)."""
+    from shardy_ref.parser import fast_lalr
+
+    tables = getattr(parser, "_shardy_fast_tables", False)
+    if tables is False:
+        try:
+            tables = fast_lalr.prepare(parser)
+        except NotImplementedError:
+            tables = None
+        parser._shardy_fast_tables = tables
+    return tables
+
+
 def parse_type(text: str, filename: str = "<string>"):
     """Parse one type (``tensor<8x?xf32>``, ``!stablehlo.token``)."""
     return _parse(text, "type", filename, 0)
@@ -198,7 +241,7 @@ def _parse(text: str, start: str, filename: str, line_offset: int,
     _active.builder = builder
     try:
         with _gc_paused():
-            return parser.parse(text)
+            return _run(parser, builder, text, start)
     except ShardyRefError:
         raise
     except UnexpectedInput as e:
