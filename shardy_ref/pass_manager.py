@@ -24,6 +24,7 @@ from shardy_ref.ir.diagnostics import Diagnostic, PassError, ShardyRefError
 from shardy_ref.ir.ir_snapshot import ir_snapshot, unchanged_since
 from shardy_ref.ir.location import UNKNOWN_LOC
 from shardy_ref.ir.operation import Operation
+from shardy_ref.ir.run_memo import pipeline_memos
 from shardy_ref.ir.symbols import symbols_fixed
 
 _IMPORT = "shardy_ref.propagate.import_."  # upstream transforms/import
@@ -489,7 +490,7 @@ class PassManager:
     def run(self, module: Operation, ctx: PassContext) -> None:
         running = _RUNNING.set(ctx)
         try:
-            with _frozen_heap():
+            with _frozen_heap(), pipeline_memos():
                 self._run_elements(self.pipeline, module, ctx)
         finally:
             self._verified.clear()

@@ -20,6 +20,7 @@ from shardy_ref.ir.diagnostics import PassError
 from shardy_ref.ir.op_traits import is_terminator
 from shardy_ref.ir.operation import BlockArgument, Operation, OpResult, Value
 from shardy_ref.ir.pattern_match import PatternRewriter, RewritePattern
+from shardy_ref.ir.run_memo import pipeline_memo
 from shardy_ref.ir.sdy_axes import Mesh
 from shardy_ref.ir.sdy_debug import PropagationDirection
 from shardy_ref.ir.sdy_rules import OpShardingRule
@@ -123,6 +124,15 @@ class Propagator:
         self.debug = getattr(ctx, "sharding_debug", None)
         self.provenance = _provenance_log(ctx, pass_name, self.factor_propagation)
         self._group_moves: list[tuple] = []  # sharding-group updates of the current step
+        # op -> (step key, shardings) of its last step that changed nothing, kept across the
+        # passes of the running pipeline (None in debug mode)
+        self._no_change: dict | None = None
+        if self.debug is None:
+            memo = pipeline_memo("no-change propagation steps")
+            self._no_change = {} if memo is None else memo
+        # ops the registry has no rule for: a rule reads the op's name, types and inherent
+        # attributes, which propagation does not change (constants, returns, ...)
+        self._no_rule: set[Operation] = set()
         self._rewriter: PatternRewriter | None = None
         self._current: Operation | None = None
 
@@ -207,14 +217,16 @@ class Propagator:
         mesh = mesh_or_lookup(self.table, mesh_or_ref)
         if mesh is None or mesh.is_maximal:
             return False
+        blocked = rule.blocked_propagation_factors
+        directions = tuple(PropagationDirection.NONE if f in blocked else direction(f)
+                           for f in range(len(rule.factor_sizes)))
+        shardings = (*operands.shardings, *results.shardings)
+        key = (type(self.factor_propagation), conservative, rule, mesh, directions)
+        if self._repeats_no_change(op, key, shardings):
+            return False
         projection = ShardingProjection.build(operands.shardings, results.shardings, rule, mesh)
-        blocked = frozenset(rule.blocked_propagation_factors)
-
-        def along(factor: int) -> PropagationDirection:
-            return PropagationDirection.NONE if factor in blocked else direction(factor)
-
         update = self.factor_propagation.propagate_factor_shardings(
-            projection, along, rule.factor_sizes, mesh, conservative, op)
+            projection, directions.__getitem__, rule.factor_sizes, mesh, conservative, op)
         any_updated, after = self.update_tensor_shardings(operands, results, rule, projection,
                                                           update, mesh_or_ref, mesh)
         if self.provenance is not None and any_updated:
@@ -226,12 +238,23 @@ class Propagator:
             for move in self._group_moves:
                 self.provenance.record_group(*move)
         self._group_moves.clear()
+        if not any_updated and self._no_change is not None:
+            self._no_change[op] = (key, shardings)
         if self.debug is not None and any_updated:
             # the projection was updated in place: rebuild the old one from the old shardings
             before = ShardingProjection.build(operands.shardings, results.shardings, rule, mesh)
             self.debug.record(op, operands.tensors, results.tensors, mesh, rule,
                               snapshot(before), snapshot(projection))
         return any_updated
+
+    def _repeats_no_change(self, op: Operation, key: tuple, shardings: tuple) -> bool:
+        """Whether the step about to run on ``op`` is its last step that changed nothing:
+        the same strategy, rule, mesh and directions and the very same sharding objects
+        (immutable), so it would change nothing again (op-priority rounds and re-queued
+        ops repeat many steps). Never in debug mode, which records every step."""
+        memo = self._no_change.get(op) if self._no_change is not None else None
+        return memo is not None and memo[0] == key and len(memo[1]) == len(shardings) \
+            and all(a is b for a, b in zip(memo[1], shardings))
 
     def update_tensor_shardings(self, operands: TensorParams, results: TensorParams,
                                 rule: OpShardingRule, projection: ShardingProjection,
@@ -277,12 +300,21 @@ class Propagator:
 
     # -- the patterns --------------------------------------------------------------------
     def _op_direction(self, op: Operation) -> Callable[[int], PropagationDirection]:
+        """The direction function for one step on ``op``: bound once to the op when the
+        direction function can be (:class:`~shardy_ref.propagate.op_priority_propagation.
+        OpBasedDirection` reads the op's uses once per step, not once per factor)."""
+        bind = getattr(self.direction, "bind", None)
+        if bind is not None:
+            return bind(op)
         return lambda factor: self.direction(op, factor)
 
     def propagate_registered_op(self, op: Operation) -> bool:
         """``PropagateRegisteredOp``: through any op with a (registered or custom) rule."""
+        if op in self._no_rule:
+            return False
         rule = get_or_create_sharding_rule(op, self.conservative, ctx=self.ctx)
         if rule is None:
+            self._no_rule.add(op)
             return False
         return self.propagate_tensor_shardings(
             _values_params(op.operands), _values_params(op.results), rule,

@@ -110,18 +110,50 @@ OP_PROPAGATION_SCHEDULE: tuple[Callable[[Operation, int], PropagationDirection],
     propagate_any)
 
 
+# the schedules that read only the op, not the factor
+_OP_LEVEL_SCHEDULES = frozenset({_pass_through_single_use, _pass_through_multi_use,
+                                 _any_except_broadcast_forward, propagate_any})
+
+
+@dataclass(frozen=True, slots=True)
+class OpBasedDirection:
+    """Upstream ``getOpBasedDirectionToPropagate`` for round ``priority``: called per (op,
+    factor), or :meth:`bind` to an op for one propagation step, which asks the schedules
+    that do not depend on the factor once instead of once per factor."""
+
+    priority: int
+    outer: GetDirectionToPropagate
+
+    def __call__(self, op: Operation, factor: int) -> PropagationDirection:
+        allowed = NONE
+        for schedule in OP_PROPAGATION_SCHEDULE[:self.priority + 1]:
+            allowed = union_of_directions(allowed, schedule(op, factor))
+        return intersection_of_directions(allowed, self.outer(op, factor))
+
+    def bind(self, op: Operation) -> Callable[[int], PropagationDirection]:
+        """The direction along each factor of ``op`` during one step (the use counts the
+        pass-through schedules read may change once it is over). The op-level schedules
+        are asked on the first call: a step that stops before asking asks nothing."""
+        fixed = []  # per schedule: its direction, or None when it reads the factor
+        outer = self.outer
+
+        def direction(factor: int) -> PropagationDirection:
+            if not fixed:
+                fixed.extend(schedule(op, factor) if schedule in _OP_LEVEL_SCHEDULES else None
+                             for schedule in OP_PROPAGATION_SCHEDULE[:self.priority + 1])
+            allowed = NONE
+            for schedule, value in zip(OP_PROPAGATION_SCHEDULE, fixed):
+                allowed = union_of_directions(
+                    allowed, schedule(op, factor) if value is None else value)
+            return intersection_of_directions(allowed, outer(op, factor))
+
+        return direction
+
+
 def op_based_direction(priority: int,
                        outer: GetDirectionToPropagate) -> GetDirectionToPropagate:
     """Upstream ``getOpBasedDirectionToPropagate`` for round ``priority``."""
-    schedules = OP_PROPAGATION_SCHEDULE[:priority + 1]
-
-    def direction(op: Operation, factor: int) -> PropagationDirection:
-        allowed = NONE
-        for schedule in schedules:
-            allowed = union_of_directions(allowed, schedule(op, factor))
-        return intersection_of_directions(allowed, outer(op, factor))
-
-    return direction
+    return OpBasedDirection(priority, outer)
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,10 +23,11 @@ failing case per ID in ``tests/ir/verify_cases``).
 """
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator
 
 from shardy_ref.ir.diagnostics import Diagnostic, VerifyError
-from shardy_ref.ir.operation import Operation
+from shardy_ref.ir.operation import Operation, OpResult
 
 # op name -> checks of the op's own invariants (phase 1)
 OP_VERIFIERS: dict[str, list[Callable]] = {}
@@ -86,6 +87,26 @@ def op_error(op: Operation, message: str, notes: list[Diagnostic] | None = None)
     return VerifyError(op.location, f"'{op.name}' op {message}", notes)
 
 
+def _pipeline_memo() -> dict | None:
+    """The verifier's memo of the pipeline running in this thread, if any."""
+    from shardy_ref.ir.run_memo import pipeline_memo
+
+    return pipeline_memo("verify")
+
+
+def _module_env(module: Operation) -> tuple | None:
+    top = module.regions[0].blocks[0] if module.regions and module.regions[0].blocks else ()
+    symbols = tuple((child.name, child.attributes.get("sym_name"),
+                     child.attributes.get("mesh") if child.name == "sdy.mesh" else None)
+                    for child in top)
+    names = [name for _, name, _ in symbols if name is not None]
+    return (module, symbols) if len(set(names)) == len(names) else None
+
+
+def _nearer_module(op: Operation, outer: Operation | None) -> Operation | None:
+    return op if op.name == "builtin.module" else outer
+
+
 def note(location, message: str) -> Diagnostic:
     return Diagnostic("note", location, message)
 
@@ -100,6 +121,10 @@ class VerifyContext:
         self.symbols = symbol_table(module) if module.name == "builtin.module" else None
         self._positions = None
         self._enclosing: dict[str, dict] = {}
+        self._envs: dict[Operation, tuple] = {}
+        # op -> {attribute name, or None for the op's own invariants: the inputs of that
+        # check's last success}, kept while a pipeline runs (None: no pipeline)
+        self.memo: dict[Operation, dict] | None = _pipeline_memo()
 
     def from_enclosing(self, name: str, op: Operation, step: Callable, top):
         """What the ops enclosing ``op`` (not ``op`` itself) make of ``top``, innermost last:
@@ -120,6 +145,18 @@ class VerifyContext:
                 value = step(holder, value)
             memo[block] = value
         return value
+
+    def module_env(self, op: Operation) -> tuple | None:
+        """The module nearest ``op`` (whose meshes its shardings name) and each of its
+        top-level ops: kind, symbol name and, for a mesh, the mesh. None if ``op`` is in no
+        module or its symbol names repeat (then the module's symbol table, used when the
+        module is the verified root, and a scan for the mesh could disagree)."""
+        module = self.from_enclosing("memo_module", op, _nearer_module, None)
+        if module is None:
+            return None
+        if module not in self._envs:
+            self._envs[module] = _module_env(module)
+        return self._envs[module]
 
     @property
     def positions(self):
@@ -160,7 +197,7 @@ def collect_errors(module: Operation) -> list[VerifyError]:
     """Every error MLIR's verifier would report for ``module``, in its order."""
     from shardy_ref.ir.verify import core
 
-    _load_rules()
+    _load_rules(module)
     ctx = VerifyContext(module)
     errors: list[VerifyError] = []
     _verify_tree(module, ctx, errors)
@@ -214,7 +251,7 @@ def _visit(op: Operation, ctx: VerifyContext, deferred: list[Operation]) -> Iter
     deferred), each block on entry and exit, then ``op`` on exit."""
     from shardy_ref.ir.verify import core
 
-    verify_op(op, ctx)
+    _verify_op_memoised(op, ctx)
     for region in op.regions:
         for block in region.blocks:
             core.verify_block_entry(block)
@@ -228,6 +265,72 @@ def _visit(op: Operation, ctx: VerifyContext, deferred: list[Operation]) -> Iter
         check(op, ctx)
     if core.is_isolated(op):
         core.verify_isolated(op, ctx.positions)
+
+
+# the discardable attributes whose checks read nothing beyond the op's names, values,
+# types, enclosing manual axes and module meshes (``_memo_base``); others always run
+_MEMO_ATTRS = frozenset({"sdy.sharding", "sdy.sharding_rule"})
+
+
+def _verify_op_memoised(op: Operation, ctx: VerifyContext) -> None:
+    """:func:`verify_op`, skipping each check whose inputs are those of its last success
+    on ``op`` in the running pipeline: the pass manager verifies after every pass that
+    changed the IR, and most passes change few ops. Only for ops without regions that do
+    not end their block (checks of those read nested ops and the parent); the op's own
+    invariants are skipped only for ops outside the sdy dialect (whose collectives read
+    their operand's sharding)."""
+    memo = ctx.memo
+    base = _memo_base(op, ctx) if memo is not None else None
+    if base is None:
+        verify_op(op, ctx)
+        return
+    passed = memo.get(op)
+    if passed is None:
+        passed = memo[op] = {}
+    inherent = []
+    for name, attr in op.attributes.items():
+        if "." not in name:
+            inherent.append((name, attr))
+            continue
+        check = ATTR_VERIFIERS.get(name)
+        if check is None:
+            continue
+        key = (base, attr) if name in _MEMO_ATTRS else None
+        if key is None or passed.get(name) != key:
+            check(op, attr, ctx)
+            passed[name] = key
+    checks = OP_VERIFIERS.get(op.name)
+    if checks:
+        key = (base, tuple(inherent), op.properties, _constant_operands(op)) \
+            if op.dialect != "sdy" else None
+        if key is None or passed.get(None) != key:
+            for check in checks:
+                check(op, ctx)
+            passed[None] = key
+
+
+def _memo_base(op: Operation, ctx: VerifyContext) -> tuple | None:
+    """What any memoised check of ``op`` may read besides its attributes: the symbols and
+    meshes of its module, its block, name, operands and their types, result types and the
+    axes enclosing manual computations bind; None: verify ``op`` without the memo."""
+    block = op.parent
+    if op.regions or block is None or block.last_op is op:
+        return None
+    env = ctx.module_env(op)
+    if env is None:
+        return None
+    from shardy_ref.ir.verify.sharding import parent_manual_axes
+
+    operands = op.operands
+    return (env, block, op.name, operands, tuple(v.type for v in operands),
+            tuple(r.type for r in op.results), tuple(parent_manual_axes(op, ctx).items()))
+
+
+def _constant_operands(op: Operation) -> tuple:
+    """The values of the ``stablehlo.constant`` ops defining ``op``'s operands: shape
+    operands some StableHLO checks read (``matchInts``)."""
+    return tuple(v.op.attributes.get("value") for v in op.operands
+                 if isinstance(v, OpResult) and v.op.name == "stablehlo.constant")
 
 
 def verify_op(op: Operation, ctx: VerifyContext) -> None:
@@ -270,7 +373,48 @@ _RULE_MODULES = ("core", "sharding", "collectives", "sdy_ops", "rules", "builtin
                  "stablehlo_ods")
 
 
-def _load_rules() -> None:
+def _load_rules(module: Operation | None = None) -> None:
+    """Import the rule modules the verifier needs. The first time, for ``module``, that is
+    every one except the :data:`~shardy_ref.ir.verify.rule_index.LAZY_RULES` modules that
+    ``module`` names no op or attribute of (a tool verifying one StableHLO program skips
+    the sdy rules); later, or without a module, all of them (a pipeline verifying after
+    every pass does not search the module each time). The lazy modules' names are theirs
+    alone (the index's test checks this), so rules run in the same order either way."""
     import importlib
+
+    from shardy_ref.ir.verify.rule_index import LAZY_MODULES, LAZY_RULES
+
+    missing = [name for name in LAZY_MODULES
+               if f"shardy_ref.ir.verify.{name}" not in sys.modules]
+    if not missing and _LOADED:
+        return
+    first = not _LOADED
     for name in _RULE_MODULES:
+        if name not in LAZY_MODULES:
+            importlib.import_module(f"shardy_ref.ir.verify.{name}")
+    _LOADED.append(True)
+    if first and module is not None and missing:
+        missing = _names_used(module, LAZY_RULES, missing)
+    for name in missing:
         importlib.import_module(f"shardy_ref.ir.verify.{name}")
+
+
+_LOADED: list = []  # non-empty after the first call
+
+
+def _names_used(module: Operation, index: dict[str, str], candidates: list[str]) -> list[str]:
+    """The ``candidates`` (in order) that ``index`` names for an op or attribute name of an
+    op in ``module``."""
+    from shardy_ref.ir.verify.core import preorder
+
+    wanted = set(candidates)
+    found = set()
+    for op in preorder(module):
+        names = [op.name, *op.attributes] if op.attributes else (op.name,)
+        for name in names:
+            owner = index.get(name)
+            if owner in wanted:
+                found.add(owner)
+                if found == wanted:
+                    return candidates
+    return [name for name in candidates if name in found]

@@ -1,0 +1,84 @@
+"""The verifier's memo (``_verify_op_memoised``) skips only checks that would pass: a
+module verified once inside a pipeline, then changed into each rule's invalid case, gets
+exactly the errors the plain verifier reports."""
+from __future__ import annotations
+
+import pytest
+
+from shardy_ref.ir.run_memo import pipeline_memos
+from shardy_ref.ir.verify import collect_errors
+from shardy_ref.parser import parse_module
+from tests.ir.test_verify_rules import all_cases
+
+
+def _ops(module):
+    return list(module.walk())
+
+
+def _transplant(target, source) -> bool:
+    """Give ``target``'s ops ``source``'s attributes and types, op by op; False if the two
+    modules differ in structure."""
+    ops, others = _ops(target), _ops(source)
+    if [op.name for op in ops] != [op.name for op in others] or any(
+            len(a.results) != len(b.results) or len(a.regions) != len(b.regions)
+            for a, b in zip(ops, others)):
+        return False
+    for op, other in zip(ops, others):
+        op.attributes = dict(other.attributes)
+        op.properties = other.properties
+        for result, new in zip(op.results, other.results):
+            result.type = new.type
+        for region, new in zip(op.regions, other.regions):
+            for block, new_block in zip(region.blocks, new.blocks):
+                for arg, new_arg in zip(block.args, new_block.args):
+                    arg.type = new_arg.type
+    return True
+
+
+def _messages(errors) -> list[str]:
+    return [str(e) for e in errors]
+
+
+CASES = all_cases()
+
+
+@pytest.mark.parametrize("rule", sorted(CASES))
+def test_memo_reports_every_error_after_a_change(rule):
+    case = CASES[rule]
+    try:
+        valid, invalid = parse_module(case.valid), \
+            parse_module(case.invalid)
+    except Exception:  # cases the parser itself rejects
+        pytest.skip("not parseable without verification")
+    with pipeline_memos():
+        first = collect_errors(valid)
+        if first or not _transplant(valid, invalid):
+            pytest.skip("valid case does not verify, or the invalid one differs in structure")
+        memoised = collect_errors(valid)
+    assert _messages(memoised) == _messages(collect_errors(valid))
+
+
+def test_memo_sees_mesh_and_operand_type_changes():
+    text = ('sdy.mesh @mesh = <["a"=2]>\n'
+            "func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+            '  %0 = stablehlo.add %x, %x {sdy.sharding = #sdy.sharding_per_value<[<@mesh, '
+            '[{"a"}]>]>} : tensor<4xf32>\n'
+            "  return %0 : tensor<4xf32>\n}\n")
+    module = parse_module(text)
+    mesh_op = next(op for op in module.walk() if op.name == "sdy.mesh")
+    other = parse_module(text.replace('"a"=2]>', '"b"=2]>'))
+    with pipeline_memos():
+        assert collect_errors(module) == []
+        mesh_op.attributes["mesh"] = next(
+            op for op in other.walk() if op.name == "sdy.mesh").attributes["mesh"]
+        assert _messages(collect_errors(module)) == _messages(collect_errors(module)) != []
+        assert collect_errors(parse_module(text)) == []
+    module = parse_module(text)
+    add = next(op for op in module.walk() if op.name == "stablehlo.add")
+    with pipeline_memos():
+        assert collect_errors(module) == []
+        wide = parse_module(text.replace("tensor<4xf32>", "tensor<8xf32>"))
+        add.results[0].type = next(
+            op for op in wide.walk() if op.name == "stablehlo.add").results[0].type
+        memoised = _messages(collect_errors(module))
+    assert memoised == _messages(collect_errors(module)) != []
