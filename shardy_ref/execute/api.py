@@ -19,7 +19,7 @@ def run(module, *arrays, function: str = "main") -> tuple:
     as tuples). Raises :class:`InterpreterError` naming the argument for a wrong count,
     dtype or shape."""
     op = _module_op(module)
-    interp = Interpreter(op)
+    interp = Interpreter(op, plans=_plans_of(op))
     func = interp.entry_function(function)
     block = func.regions[0].blocks[0] if func.regions and func.regions[0].blocks else None
     if block is None:
@@ -63,6 +63,18 @@ def run_spmd(module, per_process: list, *, num_replicas: int = 1,
         results = (spmd.run_vectorized(ctx, grid, func, args) if vectorize
                    else spmd.run_threads(ctx, grid, [func] * n, args, []))
     return [tuple(_to_numpy(v) for v in per) for per in results]
+
+
+_RECENT: list = []  # [module op, its shared plans]: the module run last
+
+
+def _plans_of(op) -> dict:
+    """The block plans kept for ``op`` (the module run last; another module replaces it),
+    so that calling :func:`run` again on one module does not plan it again (the
+    interpreter checks each kept plan against its block before using it)."""
+    if not _RECENT or _RECENT[0] is not op:
+        _RECENT[:] = [op, {}]
+    return _RECENT[1]
 
 
 def _module_op(module):

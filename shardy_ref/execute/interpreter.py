@@ -52,11 +52,14 @@ class Interpreter:
     ``vectorize=False`` makes ``interpreter.run_parallel`` run every process in its own
     thread (the per-process fallback) even where one vectorized run would do; results are
     identical, which the tests check. ``stdout`` receives ``interpreter.print`` output;
-    ``probe_dir`` is where ``interpreter.probe`` writes (``--probe-output-dir``).
+    ``probe_dir`` is where ``interpreter.probe`` writes (``--probe-output-dir``). ``plans``
+    (a dict, initially empty) keeps block plans across interpreters of the same module,
+    reused while a block is unchanged.
     """
 
     def __init__(self, module_op, *, stdout=None, probe_dir: str | None = None,
-                 vectorize: bool = True, memory_budget: int | None = None):
+                 vectorize: bool = True, memory_budget: int | None = None,
+                 plans: dict | None = None):
         self.module = Module(module_op)
         self.kernels = load_kernels()
         self.stdout = stdout if stdout is not None else sys.stdout
@@ -67,6 +70,8 @@ class Interpreter:
         self.memory_budget = memory_budget if memory_budget is not None \
             else _default_memory_budget()
         self._plans: dict = {}
+        # block -> (block_stamp, plan) shared by the interpreters of one module (api.run)
+        self.shared_plans = plans
         self.constants: dict = {}  # constant op -> its Tensor, converted once
         self._names: dict = {}  # func op -> NameState, for interpreter.print
 
@@ -158,17 +163,33 @@ class Interpreter:
         program's buffers would)."""
         plan = self._plans.get(block)
         if plan is None:
-            plan = []
-            for op in block:
-                if op.name in TERMINATORS:
-                    plan.append((op, None, op.operands, 0, (), False))
-                    break
-                fn = route_quantized(op, self.kernels.get(op.name, _unsupported))
-                plan.append((op, fn, op.operands, _static_bytes(op), ()))
-            deaths = value_deaths(block, [step[0] for step in plan])
-            plan = [(*step[:4], deaths.get(i, ()), step[1] is not None and
-                     compaction.process_agnostic(step[0])) for i, step in enumerate(plan)]
-            self._plans[block] = plan
+            plan = self._plans[block] = self._build_plan(block) if self.shared_plans is None \
+                else self._shared_plan(block)
+        return plan
+
+    def _build_plan(self, block) -> list:
+        plan = []
+        for op in block:
+            if op.name in TERMINATORS:
+                plan.append((op, None, op.operands, 0, (), False))
+                break
+            fn = route_quantized(op, self.kernels.get(op.name, _unsupported))
+            plan.append((op, fn, op.operands, _static_bytes(op), ()))
+        deaths = value_deaths(block, [step[0] for step in plan])
+        return [(*step[:4], deaths.get(i, ()), step[1] is not None and
+                 compaction.process_agnostic(step[0])) for i, step in enumerate(plan)]
+
+    def _shared_plan(self, block) -> list:
+        """The plan kept in ``shared_plans`` from an earlier run, if the block is still as
+        it was then (:func:`block_stamp`), else a new one (kept unless it names an op with
+        no kernel yet: a kernel registered later would change it)."""
+        stamp = block_stamp(block)
+        kept = self.shared_plans.get(block)
+        if kept is not None and kept[0] == stamp:
+            return kept[1]
+        plan = self._build_plan(block)
+        if all(step[1] is not _unsupported for step in plan):
+            self.shared_plans[block] = (stamp, plan)
         return plan
 
     def _run_block(self, ctx: Context, block, args: list) -> list:
@@ -224,6 +245,22 @@ def _run_op(ctx: Context, op, fn, args: list, compact: bool):
                                f"{type(e).__name__}: {e}") from e
 
 
+def block_stamp(block) -> tuple:
+    """Everything a block's plan is built from: per op, in order, the op, its name, operand
+    values and result types, and the same for every block nested in it (a nested op's use
+    of an outer value changes deaths); and the argument types. Equal stamps, equal plans."""
+    parts = []
+    stack = [block]
+    while stack:
+        b = stack.pop()
+        parts.append(tuple(a.type for a in b.args))
+        for op in b:
+            parts.append((op, op.name, op.operands, tuple(r.type for r in op.results)))
+            for region in op.regions:
+                stack.extend(region.blocks)
+    return tuple(parts)
+
+
 def value_deaths(block, ops: list) -> dict:
     """Op index -> the values defined in ``block`` (arguments, results) last used by that
     op or by an op nested in its regions; a value never used dies where it is defined."""
@@ -274,6 +311,10 @@ def _bind(ctx: Context, op, out, env: dict) -> None:
     results = op.results
     if not results:
         return
+    if len(results) == 1 and type(out) is Tensor and not out.batch \
+            and _exact(out, results[0].type):
+        env[results[0]] = out
+        return
     if len(results) == 1 and not isinstance(out, (list, tuple)):
         out = (out,)
     if out is None or len(out) != len(results):
@@ -282,6 +323,26 @@ def _bind(ctx: Context, op, out, env: dict) -> None:
     for result, value in zip(results, out, strict=True):
         _check_value(ctx, op, result.type, value)
         env[result] = value
+
+
+_DTYPES: dict = {}  # element type -> its storage dtype (False: none), for _exact
+
+
+def _exact(value: Tensor, type_) -> bool:
+    """A uniform tensor holding exactly the static result type ``type_`` (the same object)
+    passes :func:`_check_value`: the common case, checked without its general work."""
+    if value.type is not type_ or type(type_) is not RankedTensorType:
+        return False
+    element = type_.element_type
+    want = _DTYPES.get(element)
+    if want is None:
+        from shardy_ref.execute.dtypes import storage_dtype
+        try:
+            want = _DTYPES[element] = storage_dtype(element)
+        except KeyError:
+            want = _DTYPES[element] = False
+    data = value.data
+    return want is not False and data.shape == type_.shape and data.dtype == want
 
 
 def _check_value(ctx: Context, op, type_, value) -> None:

@@ -12,12 +12,11 @@ from __future__ import annotations
 import functools
 import importlib
 import pkgutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 
 import numpy as np
 
 KERNELS: dict[str, Callable] = {}
-
 
 
 def kernel(*names: str):
@@ -32,14 +31,64 @@ def kernel(*names: str):
 
 
 @functools.cache
-def load_kernels() -> dict[str, Callable]:
-    """Import every module of :mod:`shardy_ref.execute.kernels` (one per op family; importing
-    registers its kernels) once, and return the table."""
+def load_kernels() -> Mapping[str, Callable]:
+    """The kernel table, loaded by need: a kernel module (one per op family; importing it
+    registers its kernels) is imported when one of its ops is first looked up, by the
+    generated :data:`~shardy_ref.execute.kernel_index.KERNEL_MODULES`, so a program pays
+    only for the families it uses. Iterating the table imports every module."""
+    return LazyKernels()
+
+
+class LazyKernels(Mapping):
+    """:data:`KERNELS` as a read-only mapping that imports a kernel's module on lookup."""
+
+    def __getitem__(self, name: str) -> Callable:
+        fn = KERNELS.get(name)
+        if fn is None:
+            from shardy_ref.execute.kernel_index import KERNEL_MODULES
+
+            module = KERNEL_MODULES.get(name)
+            if module is None:
+                raise KeyError(name)
+            importlib.import_module(f"shardy_ref.execute.kernels.{module}")
+            fn = KERNELS[name]
+        return fn
+
+    def __contains__(self, name) -> bool:
+        from shardy_ref.execute.kernel_index import KERNEL_MODULES
+
+        return name in KERNELS or name in KERNEL_MODULES
+
+    def __iter__(self) -> Iterator[str]:
+        load_all()
+        return iter(KERNELS)
+
+    def __len__(self) -> int:
+        load_all()
+        return len(KERNELS)
+
+
+def load_all() -> dict[str, Callable]:
+    """Import every module of :mod:`shardy_ref.execute.kernels`; returns :data:`KERNELS`."""
     from shardy_ref.execute import kernels
 
     for info in pkgutil.iter_modules(kernels.__path__):
         importlib.import_module(f"{kernels.__name__}.{info.name}")
     return KERNELS
+
+
+def kernel_index() -> dict[str, str]:
+    """Op name -> the kernel module whose import registers it, as found by importing them
+    all in order (in a fresh process: what :mod:`shardy_ref.execute.kernel_index` holds;
+    ``python -m shardy_ref.execute.kernel_index`` writes it)."""
+    from shardy_ref.execute import kernels
+
+    index = {name: fn.__module__.rsplit(".", 1)[1] for name, fn in KERNELS.items()}
+    for info in pkgutil.iter_modules(kernels.__path__):
+        importlib.import_module(f"{kernels.__name__}.{info.name}")
+        for name in KERNELS:
+            index.setdefault(name, info.name)
+    return index
 
 
 def per_process(fn):
@@ -76,3 +125,4 @@ def _stack_results(ctx, per_index: list):
     data = np.stack([out.data for out in per_index]).reshape(
         (*ctx.batch_shape, *first.data.shape))
     return Tensor(first.type, data, len(ctx.batch_shape))
+

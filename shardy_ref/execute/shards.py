@@ -13,6 +13,8 @@ See https://openxla.org/shardy/sharding_representation and
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from shardy_ref.ir.sdy_axes import Mesh
@@ -61,6 +63,16 @@ def block_index(sharding: TensorSharding, mesh: Mesh, rank: int, position: int
     return block_index_at(mesh, dim_axes(sharding, mesh, rank), mesh_coordinates(mesh, position))
 
 
+@functools.lru_cache(maxsize=256)
+def device_blocks(sharding: TensorSharding, mesh: Mesh, rank: int
+                  ) -> tuple[tuple[int, tuple[int, ...]], ...]:
+    """(device id, :func:`block_index`) of every device in mesh order: the same for every
+    array a sharding lays out, so worked out once (a simulated run puts each result
+    together from every device's block)."""
+    return tuple((device, block_index(sharding, mesh, rank, position))
+                 for position, device in device_positions(mesh))
+
+
 def block_slices(shape, local, index) -> tuple[slice, ...]:
     return tuple(slice(start, stop) for start, stop in block_ranges(shape, local, index))
 
@@ -93,12 +105,11 @@ def unshard(shards, shape, sharding: TensorSharding, mesh: Mesh) -> np.ndarray:
     shape = tuple(shape)
     local = local_shape(shape, sharding, mesh)
     out, seen, seen_pieces = None, {}, {}
-    for position, device in device_positions(mesh):
+    for device, index in device_blocks(sharding, mesh, len(shape)):
         piece = np.asarray(shards[device])
         if piece.shape != local:
             raise ShardMismatch(f"device {device} holds a {list(piece.shape)} shard, "
                                 f"expected {list(local)} for {sharding}")
-        index = block_index(sharding, mesh, len(shape), position)
         if out is None:
             out = np.zeros(shape, dtype=piece.dtype)
         region = block_slices(shape, local, index)
@@ -195,10 +206,11 @@ class _ByDevice:
     """Device id -> that device's local value, read from an array over process positions."""
 
     def __init__(self, data: np.ndarray, layout):
-        self.data, self.layout = data, layout
+        self.data = data
+        self.coords = np.unravel_index(layout.position, layout.shape)  # of every device
 
     def __getitem__(self, device: int) -> np.ndarray:
-        return self.data[tuple(int(i[0]) for i in self.layout.index([device]))]
+        return self.data[tuple(int(c[device]) for c in self.coords)]
 
 
 # -- unreduced axes: partial values whose reduction is the global value ---------------------

@@ -11,7 +11,7 @@ once along them. ``simulate(module, *arrays)`` is compile + run; comparing it wi
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -81,6 +81,8 @@ class SpmdProgram:
     mesh: Mesh
     args: tuple[IoSpec, ...]
     results: tuple[IoSpec, ...]
+    # what depends on the per-device module only, worked out by the first run (_static)
+    _facts: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def num_devices(self) -> int:
@@ -92,21 +94,19 @@ class SpmdProgram:
 
     def estimate_memory(self, arrays=()) -> MemoryEstimate:
         """About how many bytes a run keeps alive at its peak (:mod:`.memory`)."""
-        func = _entry_function(self.per_device, self.function)
-        return estimate_peak(func, self.layout(), [a.varying(self.mesh) for a in self.args],
-                             held=global_bytes(arrays))
+        return self._estimate(_entry_function(self.per_device, self.function), arrays)
 
     def run(self, *arrays, memory_budget: int | None = None) -> tuple:
         """Run every device on shards of the global ``arrays``; returns the global results
         as NumPy arrays. Raises :class:`InterpreterError` for a wrong argument (naming it),
         a run over ``memory_budget`` bytes (default: half the available memory), or devices
         that disagree on a replicated result."""
-        interp = Interpreter(self.per_device, memory_budget=memory_budget)
-        func = interp.entry_function(self.function)
+        interp = Interpreter(self.per_device, memory_budget=memory_budget,
+                             plans=self._static("plans", dict))
+        func = self._static("func", lambda: interp.entry_function(self.function))
         self._check_arity(func, arrays)
-        layout = self.layout()
-        need = estimate_peak(func, layout, [a.varying(self.mesh) for a in self.args],
-                             held=global_bytes(arrays))
+        layout = self._static("layout", self.layout)
+        need = self._estimate(func, arrays)
         if need.peak > interp.memory_budget:
             raise InterpreterError(func.location, f"simulating {self.num_devices} devices "
                                    f"needs about {format_bytes(need.peak)} ({need.why}), over "
@@ -154,6 +154,30 @@ class SpmdProgram:
             out.append(self._result(i, spec, Tensor(t, data, layout.ndim), layout))
         return tuple(out)
 
+    def _static(self, key: str, make):
+        """``make()``, worked out once per program: the per-device module is not changed
+        after :func:`compile_spmd` (a changed program is a new one, ``dataclasses.replace``,
+        which starts with nothing worked out), so what depends on it alone (the entry
+        function, the devices' layout, the memory estimate) is the same for every run. The
+        interpreter's block plans are kept too, each reused while its block is unchanged."""
+        known = self._facts.get(key)
+        if known is None:
+            known = self._facts[key] = make()
+        return known
+
+    def _varying(self) -> tuple[frozenset[int], ...]:
+        """The mesh axes each argument varies along."""
+        return self._static("varying", lambda: tuple(a.varying(self.mesh) for a in self.args))
+
+    def _estimate(self, func, arrays) -> MemoryEstimate:
+        """:func:`estimate_peak` of ``func`` with the global ``arrays`` held: the estimate
+        without them (once per program) plus their bytes, which are held throughout, so
+        they shift every candidate peak alike and leave where the peak is unchanged."""
+        bare = self._static("estimate", lambda: estimate_peak(
+            func, self._static("layout", self.layout), list(self._varying())))
+        held = global_bytes(arrays)
+        return MemoryEstimate(bare.peak + held, bare.why) if held else bare
+
     def _check_arity(self, func, arrays) -> None:
         if len(arrays) != len(self.args):
             raise InterpreterError(func.location, f"@{self.function} takes {len(self.args)} "
@@ -163,12 +187,14 @@ class SpmdProgram:
         """The run-time values of the entry function's arguments on every device, one by
         one (the first wrong argument raises)."""
         block = func.regions[0].blocks[0]
-        for i, (spec, local, a) in enumerate(zip(self.args, block.args, arrays, strict=True)):
-            yield self._argument(i, spec, local.type, a, layout)
+        for i, (spec, varying, local, a) in enumerate(zip(self.args, self._varying(),
+                                                          block.args, arrays, strict=True)):
+            yield self._argument(i, spec, varying, local.type, a, layout)
 
-    def _argument(self, index: int, spec: IoSpec, local_type, array, layout: ProcessLayout):
+    def _argument(self, index: int, spec: IoSpec, varying: frozenset, local_type, array,
+                  layout: ProcessLayout):
         whole = argument_tensor(self.function, index, spec.type, array)
-        if not isinstance(whole, Tensor) or (not spec.varying(self.mesh) and
+        if not isinstance(whole, Tensor) or (not varying and
                                              tuple(local_type.shape) == tuple(spec.type.shape)):
             return whole if isinstance(whole, Token) else Tensor(local_type, whole.data, 0)
         if spec.mesh == self.mesh:
