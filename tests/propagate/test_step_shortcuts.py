@@ -1,6 +1,8 @@
 """Shortcuts of one propagation step: :meth:`OpBasedDirection.bind` (op-level schedules
 asked once per step) gives what calling the direction per factor gives, and the
-propagator's cache of ops without a rule leaves the pipeline's output unchanged."""
+propagator's cache of ops without a rule and its no-change memo
+(``Propagator._repeats_no_change``, which skips only steps that would change nothing) leave
+the pipeline's output unchanged."""
 from __future__ import annotations
 
 import glob
@@ -67,3 +69,11 @@ def test_same_output_without_the_shortcuts(path, monkeypatch):
 
     monkeypatch.setattr(Propagator, "propagate_registered_op", uncached)
     assert fast == _propagated(text)
+
+
+@pytest.mark.parametrize("path", FILES, ids=os.path.basename)
+def test_same_output_without_the_no_change_memo(path, monkeypatch):
+    text = open(path).read()
+    memoised = _propagated(text)
+    monkeypatch.setattr(Propagator, "_repeats_no_change", lambda *_: False)
+    assert memoised == _propagated(text)
