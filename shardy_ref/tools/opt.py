@@ -420,8 +420,6 @@ def cli_main(prog: str, parse, run_, argv: list[str] | None) -> int:
 
 
 def run(opts: Options, stdin=None, stdout=None, stderr=None) -> int:
-    from shardy_ref.tools.verify_diagnostics import check, collect_expectations
-
     stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
     source = read_input(opts.input, stdin, stderr)
     if source is None:
@@ -432,6 +430,8 @@ def run(opts: Options, stdin=None, stdout=None, stderr=None) -> int:
     for chunk in split_chunks(text, opts.split):
         out, diagnostics = process_chunk(chunk, opts, filename)
         if opts.verify_diagnostics:
+            from shardy_ref.tools.verify_diagnostics import check, collect_expectations
+
             errors = check(diagnostics, collect_expectations(chunk.text, chunk.first_line),
                            filename)
             for line in errors:
