@@ -9,8 +9,9 @@ reductions, constants, sharding constraints, sharded function arguments) with at
 * when the oracle's jaxlib is installed (``../shared/oracle/setup``), ``ir.Module.parse``
   and ``get_asm`` of the same text in that interpreter.
 
-Prints ops/s and MB/s for each and the ratios. Targets (issue 2, this 2-core machine):
-parse >= 6k ops/s, print >= 15k ops/s.
+Prints ops/s and MB/s for each and the ratios. Targets: parse >= 6k ops/s, print >= 15k
+ops/s (issue 2, this 2-core machine); ours/C++ parse <= 10x, print <= 2x (issue 30: measure
+on a quiet machine, the C++ side barely slows on a loaded one).
 
     python benchmarks/parse_print.py [--ops 20000] [--repeat 3]
 """
@@ -128,11 +129,17 @@ def main(argv=None) -> int:
     for name, p, q in rows:
         print(f"{name:24} {n_ops / p:12.0f} {mb / p:11.2f} {n_ops / q:12.0f} {mb / q:11.2f}")
     if oracle is not None:
-        print(f"ratio ours/C++ (time): parse {parse_s / oracle[0]:.1f}x, print "
-              f"{print_s / oracle[1]:.1f}x")
-    print(f"targets: parse >= 6000 ops/s ({'met' if n_ops / parse_s >= 6000 else 'NOT met'}), "
-          f"print >= 15000 ops/s ({'met' if n_ops / print_s >= 15000 else 'NOT met'})")
+        parse_ratio, print_ratio = parse_s / oracle[0], print_s / oracle[1]
+        print(f"ratio ours/C++ (time): parse {parse_ratio:.1f}x (target <= 10: "
+              f"{_met(parse_ratio <= 10)}), print {print_ratio:.1f}x (target <= 2: "
+              f"{_met(print_ratio <= 2)})")
+    print(f"targets: parse >= 6000 ops/s ({_met(n_ops / parse_s >= 6000)}), "
+          f"print >= 15000 ops/s ({_met(n_ops / print_s >= 15000)})")
     return 0
+
+
+def _met(ok: bool) -> str:
+    return "met" if ok else "NOT met"
 
 
 if __name__ == "__main__":
