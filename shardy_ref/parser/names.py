@@ -28,6 +28,8 @@ class NameState:
         self.next_value = 0
         self.next_arg = 0
         self.next_conflict = 0
+        self.result_namers: dict[str, object] = {}  # op name -> its result_names, see below
+        self.use_texts: dict[Value, str] = {}  # value -> its use text, see use
         self._number(root)
 
     # -- numbering -----------------------------------------------------------------------
@@ -39,7 +41,7 @@ class NameState:
         stack: list = [(r, 0, 0, 0) for r in root.regions]
         self.used: dict[str, bool] = {}
         self._added: list[str] = []
-        self._number_op(root)
+        self._number_ops([root], [])
         while stack:
             entry = stack.pop()
             if isinstance(entry, list):
@@ -50,22 +52,18 @@ class NameState:
             if not self.generic:
                 self.next_value, self.next_arg, self.next_conflict = value_id, arg_id, conflict_id
             self._added = []
-            self._number_region(region)
+            nested = self._number_region(region)
             stack.append(self._added)
-            for op in region.ops():
-                for r in op.regions:
-                    stack.append((r, self.next_value, self.next_arg, self.next_conflict))
+            counters = (self.next_value, self.next_arg, self.next_conflict)
+            stack.extend((r, *counters) for r in nested)
 
-    def _number_region(self, region: Region) -> None:
+    def _number_region(self, region: Region) -> list[Region]:
+        """Names the region's block arguments and results; returns the regions of its ops,
+        in order (numbered later, from the counters the region ends with)."""
         parent = region.parent
         if not self.generic and parent is not None and region.blocks:
-            d = op_def(parent.name)
-            if d is not None and d.block_arg_names is not None:
-                index = next(i for i, r in enumerate(parent.regions) if r is region)
-                names = d.block_arg_names(parent, index)
-                if names:
-                    for arg, name in zip(region.blocks[0].args, names):
-                        self._set_name(arg, name)
+            self._name_entry_args(parent, region)
+        nested: list[Region] = []
         for i, block in enumerate(region.blocks):
             self.block_names[block] = f"bb{i}"
             entry = i == 0
@@ -77,20 +75,48 @@ class NameState:
                     self.next_arg += 1
                 else:
                     self._set_name(arg, "")
-            for op in block:
-                self._number_op(op)
+            self._number_ops(block, nested)
+        return nested
 
-    def _number_op(self, op: Operation) -> None:
-        results = op.results
-        d = None if self.generic else op_def(op.name)
-        if d is not None and d.result_names is not None:
-            self._name_results(op, d.result_names(op))
-        if not results:
-            return
-        first = results[0]
-        if first not in self.value_ids:
-            self.value_ids[first] = str(self.next_value)
-            self.next_value += 1
+    def _name_entry_args(self, parent: Operation, region: Region) -> None:
+        """The entry block argument names the region's op asks for (``%iterArg``)."""
+        d = op_def(parent.name)
+        if d is not None and d.block_arg_names is not None:
+            index = next(i for i, r in enumerate(parent.regions) if r is region)
+            names = d.block_arg_names(parent, index)
+            if names:
+                for arg, name in zip(region.blocks[0].args, names):
+                    self._set_name(arg, name)
+
+    def _number_ops(self, ops, nested: list[Region]) -> None:
+        """Names the results of ``ops`` (those the op asks for, then the first result if
+        still unnamed) and adds their regions to ``nested``. A single result's use text is
+        recorded here: every op prints its results, most ops have one."""
+        value_ids, use_texts, namers = self.value_ids, self.use_texts, self.result_namers
+        for op in ops:
+            if not self.generic:
+                namer = namers.get(op.name, _UNKNOWN)
+                if namer is _UNKNOWN:
+                    namer = self._result_namer(op.name)
+                if namer is not None:
+                    self._name_results(op, namer(op))
+            results = op.results
+            if results:
+                first = results[0]
+                ident = value_ids.get(first)
+                if ident is None:
+                    ident = value_ids[first] = str(self.next_value)
+                    self.next_value += 1
+                if len(results) == 1:
+                    use_texts[first] = "%" + ident
+            if op.regions:
+                nested += op.regions
+
+    def _result_namer(self, name: str):
+        """The op definition's ``result_names`` (or None), looked up once per op name."""
+        d = op_def(name)
+        namer = self.result_namers[name] = d.result_names if d is not None else None
+        return namer
 
     def _name_results(self, op: Operation, names) -> None:
         """The names an op asks for; a named result other than the first starts a group."""
@@ -124,11 +150,21 @@ class NameState:
 
     # -- lookups -------------------------------------------------------------------------
     def use(self, value: Value) -> str:
-        """``%name`` or ``%name#k`` as a use of ``value``."""
+        """``%name`` or ``%name#k`` as a use of ``value``, worked out once per value (the
+        names are all assigned before anything prints). An unnamed value is not recorded:
+        the printer takes a recorded text as the value's result list too."""
+        text = self.use_texts.get(value)
+        if text is None:
+            text = self._use_text(value)
+            if text != UNKNOWN_VALUE:
+                self.use_texts[value] = text
+        return text
+
+    def _use_text(self, value: Value) -> str:
         head, number = self._head(value)
         ident = self.value_ids.get(head)
         if ident is None:
-            return "<<UNKNOWN SSA VALUE>>"
+            return UNKNOWN_VALUE
         return f"%{ident}#{number}" if number is not None else f"%{ident}"
 
     def _head(self, value: Value):
@@ -158,6 +194,8 @@ class NameState:
         return "^" + self.block_names.get(block, "INVALIDBLOCK")
 
 
+UNKNOWN_VALUE = "<<UNKNOWN SSA VALUE>>"  # MLIR's text for a value it did not number
+_UNKNOWN = object()  # an op name not yet in NameState.result_namers
 _PUNCT = set("$._-")
 _PLAIN = re.compile(r"[a-zA-Z$._-][a-zA-Z0-9$._-]*")  # names sanitizing leaves as they are
 

@@ -37,7 +37,7 @@ def print_sharding_op(p: Printer, op):
     sharding = op.attributes.get("sharding")
     if not (_is(sharding, TensorSharding) and op.num_operands == 1 and op.num_results == 1):
         return False
-    p.write(f" {p.value(op.operand(0))} {sharding.params()}")
+    p.write(f" {p.value(op.operand(0))} {p.params_text(sharding)}")
     p.write(p.attr_dict(op.attributes, ("sharding",)))
     p.write(f" : {op.results[0].type}")
     return None

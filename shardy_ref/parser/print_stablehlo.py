@@ -40,7 +40,8 @@ def _defaults(fmt: Format) -> dict:
     return {k: _default(v) if isinstance(v, str) else v for k, v in fmt.defaults.items()}
 
 
-_PREPARED: dict[str, tuple] = {}  # op name -> (its format, consumed attrs, parsed defaults)
+# op name -> (its format, consumed attrs, parsed defaults, whether it has no word or clause)
+_PREPARED: dict[str, tuple] = {}
 
 
 def _prepared(name: str) -> tuple:
@@ -49,13 +50,16 @@ def _prepared(name: str) -> tuple:
     fmt = FORMATS[name]
     known = _PREPARED.get(name)
     if known is None or known[0] is not fmt:
-        known = _PREPARED[name] = (fmt, fmt.consumed(), _defaults(fmt))
+        known = _PREPARED[name] = (fmt, fmt.consumed(), _defaults(fmt),
+                                   not (fmt.before or fmt.after))
     return known
 
 
 @op_printer(*FORMATS)
 def print_common(p: Printer, op):
-    fmt, consumed, defaults = _prepared(op.name)
+    fmt, consumed, defaults, plain = _prepared(op.name)
+    if plain and fmt.operands is not None:
+        return print_plain(p, op)
     parts = _elements(op, fmt.before)
     if parts is False:
         return False
@@ -75,6 +79,43 @@ def print_common(p: Printer, op):
         return False
     p.write(sig)
     return None
+
+
+@op_printer(*(name for name, f in FORMATS.items()
+              if not (f.before or f.after) and f.operands is not None))
+def print_plain(p: Printer, op):
+    """:func:`print_common` for a format that is only operands, attr-dict and signature
+    (elementwise ops: ``stablehlo.add %0, %1 : tensor<4xf32>``), without the element
+    walk; the same text."""
+    fmt, consumed, defaults, plain = _prepared(op.name)
+    if not plain or fmt.operands is None:
+        return print_common(p, op)
+    operands = op.operands
+    if fmt.operands != "*" and len(operands) != fmt.operands:
+        return False
+    attrs = p.op_attr_dict(op, consumed, defaults) if op.attributes else ""
+    if fmt.sig == "same" or fmt.sig == "result":
+        sig = _same_signature(p, op, operands)
+    else:
+        sig = _signature(p, op, fmt.sig)
+    if sig is False:
+        return False
+    p.write(f" {p.values(operands)}{attrs}{sig}")
+    return None
+
+
+def _same_signature(p: Printer, op, operands) -> str:
+    """``_signature`` for ``same``/``result``: `` : T`` when every operand has the one
+    result's type (the types of a parsed module are mostly shared objects: ``is`` first)."""
+    results = op.results
+    if len(results) != 1:
+        return " : " + p.functional_type(op)
+    result = results[0].type
+    for v in operands:
+        t = v.type
+        if t is not result and t != result:
+            return " : " + p.functional_type(op)
+    return f" : {result}"
 
 
 def _elements(op, elements) -> list[str] | bool:
@@ -108,7 +149,7 @@ def _clause(op, clause: Clause):
     value = op.attributes.get(clause.attr)
     if value is None:
         return None if clause.optional else False
-    spell = _CLAUSE_TEXT.get(clause.kind.partition(":")[0])
+    spell = _clause_speller(clause.kind)
     if spell is None:  # pragma: no cover - the format table only uses the kinds below
         raise AssertionError(clause.kind)
     text = spell(clause, value)
@@ -185,6 +226,12 @@ _CLAUSE_TEXT = {
     "dot_batching": _dot_batching_text,
     "dot_contracting": _dot_contracting_text,
 }
+
+
+@cache
+def _clause_speller(kind: str):
+    """The :data:`_CLAUSE_TEXT` entry of a clause kind (``enum:<kind>`` is ``enum``)."""
+    return _CLAUSE_TEXT.get(kind.partition(":")[0])
 
 
 def _list(values) -> str:

@@ -77,6 +77,11 @@ class Printer:
         self.write = self.parts.append  # the hottest call of a print: no method frame
         self.indent = 0
         self.default_dialect = [""]
+        self.display_names: dict[tuple[str, str], str] = {}  # see _display_name
+        self.params_texts: dict[int, tuple[Attribute, str]] = {}  # see params_text
+        self.signatures: dict[tuple, tuple] = {}  # see functional_type
+        if locations is None:  # print_op adds nothing: one frame less per op
+            self.print_op = self._print_op
 
     # -- output --------------------------------------------------------------------------
     def write(self, text: str) -> None:
@@ -91,19 +96,27 @@ class Printer:
         return self.names.use(v)
 
     def values(self, vs) -> str:
-        return ", ".join(self.names.use(v) for v in vs)
+        return ", ".join(map(self.names.use, vs))
 
     @staticmethod
     def types(ts) -> str:
         return ", ".join(map(str, ts))
 
-    @staticmethod
-    def functional_type(op: Operation) -> str:
-        ins = ", ".join(str(o.value.type) for o in op.op_operands)
-        return f"({ins}) -> {format_result_types([r.type for r in op.results])}"
+    def functional_type(self, op: Operation) -> str:
+        """``(operand types) -> result types``, once per tuple of type objects in this
+        print (a parsed module shares one object per repeated type text)."""
+        ins, outs = op.operand_types, op.result_types
+        key = (*map(id, ins), None, *map(id, outs))
+        hit = self.signatures.get(key)
+        if hit is None:  # the memo holds the types, so their ids stay theirs
+            text = f"({', '.join(map(str, ins))}) -> {format_result_types(outs)}"
+            hit = self.signatures[key] = (ins, outs, text)
+        return hit[2]
 
     def attr_dict(self, attrs: dict[str, Attribute], elided=()) -> str:
         """`` {a = 1, b}`` for the attributes not elided (sorted by name), or ``""``."""
+        if not attrs:
+            return ""
         items = sorted((k, v) for k, v in attrs.items() if k not in elided)
         if not items:
             return ""
@@ -125,16 +138,28 @@ class Printer:
             hit = self.attr_texts[id(attr)] = (attr, limit, str(attr))
         return hit[2]
 
+    def params_text(self, attr: Attribute) -> str:
+        """``attr.params()`` (an sdy attribute's text after its mnemonic), once per attribute
+        object in this print."""
+        hit = self.params_texts.get(id(attr))
+        if hit is None or hit[0] is not attr:
+            hit = self.params_texts[id(attr)] = (attr, attr.params())
+        return hit[1]
+
     def op_attr_dict(self, op: Operation, elided=(), defaults: dict | None = None) -> str:
         """The pretty form's attr-dict: attributes the syntax did not print, minus any
         attribute equal to its declared default value (MLIR elides those)."""
         attrs = op.attributes
+        if not attrs:
+            return ""
         if defaults:
             attrs = {k: v for k, v in attrs.items() if defaults.get(k, _NO_DEFAULT) != v}
         return self.attr_dict(attrs, elided)
 
     # -- ops -----------------------------------------------------------------------------
     def print_op(self, op: Operation) -> None:
+        """The op, with its location when printing them (without, each Printer binds this
+        name to ``_print_op``)."""
         if self.locations is None:
             self._print_op(op)
             return
@@ -144,19 +169,31 @@ class Printer:
         self.write(self.locations.op(loc))
 
     def _print_op(self, op: Operation) -> None:
-        if op.results:
-            self.write(self.names.result_list(op) + " = ")
-        if not self.generic and op.dialect not in self.generic_dialects:
+        results = op.results
+        if results:  # one result: its use text, which numbering records
+            text = self.names.use_texts.get(results[0]) if len(results) == 1 else None
+            self.write((text or self.names.result_list(op)) + " = ")
+        if not self.generic:
             fn = PRINTERS.get(op.name)
-            if fn is not None:
+            if fn is not None and (not self.generic_dialects
+                                   or op.dialect not in self.generic_dialects):
                 mark = len(self.parts)
-                self.write(self._display_name(op.name))
+                self.write(self.display_names.get((op.name, self.default_dialect[-1]))
+                           or self._display_name(op.name))
                 if fn(self, op) is not False:
                     return
                 del self.parts[mark:]
         self.print_generic(op)
 
     def _display_name(self, name: str) -> str:
+        """The op name as printed, memoised per (name, default dialect) for this print."""
+        key = (name, self.default_dialect[-1])
+        text = self.display_names.get(key)
+        if text is None:
+            text = self.display_names[key] = self._strip_dialect(name)
+        return text
+
+    def _strip_dialect(self, name: str) -> str:
         if name.startswith("builtin."):  # builtin ops always print without their prefix
             return name[8:]
         prefix = self.default_dialect[-1]
@@ -236,8 +273,9 @@ class Printer:
         ops = block.ops
         if not print_terminator and ops and _is_terminator(ops[-1]):
             ops = ops[:-1]
+        pad = " " * self.indent
         for op in ops:
-            self.write(" " * self.indent)
+            self.write(pad)
             self.print_op(op)
             self.write("\n")
         self.indent -= 2
