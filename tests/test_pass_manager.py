@@ -141,7 +141,36 @@ def _edits():
         arg = func.regions[0].blocks[0].args[0]
         arg.type = RankedTensorType((4,), arg.type.element_type)
 
-    return [set_attr, retype, rename, swap, reroute, insert, erase, block_arg]
+    return [set_attr, retype, rename, swap, reroute, insert, erase, block_arg, _rekey,
+            _reorder, _properties]
+
+
+def _stablehlo_ops(module):
+    return [op for op in module.walk() if op.name.startswith("stablehlo.")]
+
+
+def _rekey(m):
+    """Two ops with the same attribute value; then one's attribute renamed."""
+    from shardy_ref.ir.builtin_attrs import StringAttr
+
+    a, b = _stablehlo_ops(m)
+    a.attributes["x"] = b.attributes["x"] = StringAttr("y")
+    return lambda: b.attributes.update(z=b.attributes.pop("x"))
+
+
+def _reorder(m):
+    """Two attributes with the same value; then their order swapped."""
+    from shardy_ref.ir.builtin_attrs import StringAttr
+
+    a = _stablehlo_ops(m)[0]
+    a.attributes.update(x=StringAttr("y"), z=StringAttr("y"))
+    return lambda: a.attributes.update(x=a.attributes.pop("x"))
+
+
+def _properties(m):
+    from shardy_ref.ir.builtin_attrs import StringAttr
+
+    _stablehlo_ops(m)[0].properties = StringAttr("y")
 
 
 @pytest.mark.parametrize("edit", _edits(), ids=lambda f: f.__name__)
@@ -153,7 +182,11 @@ def test_every_edit_changes_the_snapshot(edit):
     before = ir_snapshot(module)
     assert ir_snapshot(module) == before
     assert unchanged_since(before, module)
-    edit(module)
+    second = edit(module)  # an edit of the edited IR, for edits that need some IR first
+    if second is not None:
+        before = ir_snapshot(module)
+        assert unchanged_since(before, module)
+        second()
     assert ir_snapshot(module) != before
     assert not unchanged_since(before, module)
 
@@ -171,3 +204,36 @@ def test_an_integer_option_must_fit_64_bits():
     assert make_pass("canonicalize", f"max-iterations={2**63 - 1}").max_iterations == 2**63 - 1
     with pytest.raises(PassError, match="invalid value '9223372036854775808'"):
         make_pass("canonicalize", f"max-iterations={2**63}")
+
+
+def test_what_a_pass_keeps_is_frozen_for_later_passes_and_unfrozen_after_the_run():
+    """The pass manager re-freezes the heap between passes (``_refreeze_heap``): what one
+    pass made and kept is out of the collector's generations while the next runs, and back
+    in them once the pipeline ends."""
+    import gc
+
+    from shardy_ref.ir.operation import Operation
+    from shardy_ref.pass_manager import PassContext, PassManager
+
+    kept: list[list] = []
+    seen: list[bool] = []
+
+    def tracked(obj) -> bool:
+        return any(o is obj for o in gc.get_objects())
+
+    @dataclass(frozen=True)
+    class _Keep(Pass):
+        NAME = "test-keep"
+
+        def run(self, op, ctx):
+            kept.append([object()])
+            seen.append(tracked(kept[0]))
+
+    PASSES["test-keep"] = _Keep
+    try:
+        PassManager(parse_pipeline("test-keep,test-keep"), verify=lambda op: None).run(
+            Operation("builtin.module"), PassContext())
+    finally:
+        del PASSES["test-keep"]
+    assert seen == [True, False]
+    assert tracked(kept[0]) and gc.get_freeze_count() == 0

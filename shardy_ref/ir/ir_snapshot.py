@@ -33,16 +33,23 @@ _END = object()
 
 
 def _parts(op: Operation):
+    """One flat tuple per op (one per block, and counts), each group led by its length so
+    that equal tuples mean equal groups: a tuple per attribute and per group would cost a
+    third more, and this walk runs after every pass (``benchmarks/propagate.py``)."""
     stack = [op]
     while stack:
         current = stack.pop()
-        yield (current, current.name, tuple(current.attributes.items()), current.properties,
-               current.operands, tuple(r.type for r in current.results),
-               tuple(current.successors), len(current.regions))
+        attributes = current.attributes
+        results = current.results
+        successors = current.successors
+        yield (current, current.name, current.properties, len(current.regions),
+               len(attributes), *attributes.keys(), *attributes.values(),
+               len(results), *[r.type for r in results], len(successors), *successors,
+               *current.operands)
         for region in current.regions:
             yield len(region.blocks)
             for block in region.blocks:
-                yield (block, tuple(a.type for a in block.args))
+                yield (block, *[a.type for a in block.args])
                 ops = block.ops
                 yield len(ops)
                 stack.extend(reversed(ops))

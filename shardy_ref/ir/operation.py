@@ -187,7 +187,7 @@ class Operation:
     # -- operands and results ------------------------------------------------------------
     @property
     def operands(self) -> tuple[Value, ...]:
-        return tuple(o.value for o in self._operands)
+        return tuple([o.value for o in self._operands])  # a list is built faster than a generator
 
     @property
     def op_operands(self) -> list[OpOperand]:
