@@ -39,6 +39,9 @@ class SymbolTable:
 # ops whose symbols stay put -> their table, built on first use (see `symbols_fixed`)
 _FIXED: ContextVar[dict[Operation, SymbolTable | None] | None] = ContextVar(
     "fixed_symbol_tables", default=None)
+# the same ops -> other facts of their symbols, kept as long (see `facts_while_fixed`)
+_FIXED_FACTS: ContextVar[dict[Operation, dict] | None] = ContextVar(
+    "fixed_symbol_facts", default=None)
 
 
 @contextmanager
@@ -50,10 +53,20 @@ def symbols_fixed(op: Operation):
     enclosing them (``mlir/docs/PassManagement.md``, "Operation Pass")."""
     outer = _FIXED.get()
     token = _FIXED.set({**(outer or {}), op: (outer or {}).get(op)})
+    outer_facts = _FIXED_FACTS.get() or {}
+    facts_token = _FIXED_FACTS.set({**outer_facts, op: outer_facts.get(op, {})})
     try:
         yield
     finally:
+        _FIXED_FACTS.reset(facts_token)
         _FIXED.reset(token)
+
+
+def facts_while_fixed(op: Operation) -> dict | None:
+    """A dict for what is derived from ``op``'s symbols (the verifier's module environment),
+    shared while they are fixed (:func:`symbols_fixed`); None when they are not."""
+    facts = _FIXED_FACTS.get()
+    return None if facts is None else facts.get(op)
 
 
 def symbol_table(op: Operation) -> SymbolTable:

@@ -82,3 +82,25 @@ def test_memo_sees_mesh_and_operand_type_changes():
             op for op in wide.walk() if op.name == "stablehlo.add").results[0].type
         memoised = _messages(collect_errors(module))
     assert memoised == _messages(collect_errors(module)) != []
+
+
+def test_module_environment_is_built_once_per_function_pass(monkeypatch):
+    """A function pass verifies each function after it runs; the module's environment (its
+    symbols) stays fixed meanwhile, so it is built once, not once per function (which was
+    quadratic in the number of functions: benchmarks/scale.py's ``calls`` module)."""
+    import shardy_ref.ir.verify as verify_pkg
+    from shardy_ref.ir.verify import verify_module
+    from shardy_ref.parser import parse_module
+    from shardy_ref.pass_manager import PassContext, PassManager, parse_pipeline
+
+    funcs = "\n".join(
+        f"func.func private @f{i}(%a: tensor<4xf32>) -> tensor<4xf32> {{\n"
+        f"  %b = stablehlo.add %a, %a : tensor<4xf32>\n  return %b : tensor<4xf32>\n}}"
+        for i in range(30))
+    module = parse_module('sdy.mesh @mesh = <["x"=2]>\n' + funcs)
+    built = []
+    original = verify_pkg._module_env
+    monkeypatch.setattr(verify_pkg, "_module_env", lambda m: built.append(m) or original(m))
+    PassManager(parse_pipeline("func.func(canonicalize,cse)"),
+                verify=verify_module).run(module, PassContext())
+    assert 0 < len(built) <= 2, len(built)

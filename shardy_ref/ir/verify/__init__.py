@@ -103,6 +103,29 @@ def _module_env(module: Operation) -> tuple | None:
     return (module, symbols) if len(set(names)) == len(names) else None
 
 
+def _shared_module_env(module: Operation) -> tuple | None:
+    """:func:`_module_env`, built once while the module's symbols are fixed (a function pass
+    verifies each function: once per function would be quadratic in their number)."""
+    from shardy_ref.ir.symbols import facts_while_fixed
+
+    facts = facts_while_fixed(module)
+    if facts is None:
+        return _interned(_module_env(module))
+    if "verify_env" not in facts:
+        facts["verify_env"] = _interned(_module_env(module))
+    return facts["verify_env"]
+
+
+def _interned(env: tuple | None) -> tuple | None:
+    """``env``, or an equal one an earlier verify of the running pipeline built: the memo
+    keys then hold the very same object, which compares in constant time rather than
+    symbol by symbol for each op (quadratic in a module of many functions)."""
+    from shardy_ref.ir.run_memo import pipeline_memo
+
+    envs = pipeline_memo("verify_envs")
+    return env if env is None or envs is None else envs.setdefault(env, env)
+
+
 def _nearer_module(op: Operation, outer: Operation | None) -> Operation | None:
     return op if op.name == "builtin.module" else outer
 
@@ -155,7 +178,7 @@ class VerifyContext:
         if module is None:
             return None
         if module not in self._envs:
-            self._envs[module] = _module_env(module)
+            self._envs[module] = _shared_module_env(module)
         return self._envs[module]
 
     @property
