@@ -46,6 +46,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from interpret import D, transformer_module  # the same block, B*S = 1024
 
+from shardy_ref.tools.arg_types import positive_int
+
 TOKENS, HIDDEN = 1024, 2048
 MESHES = {8: (2, 4), 64: (8, 8)}
 
@@ -345,7 +347,7 @@ def print_small(repeat: int, xla: bool) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=positive_int, default=3)
     parser.add_argument("--skip-threads", action="store_true",
                         help="do not time one interpreter per device (slow at 64)")
     parser.add_argument("--small-only", action="store_true",

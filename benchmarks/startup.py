@@ -20,6 +20,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from shardy_ref.tools.arg_types import positive_int
+
 ONE_OP = """func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
   %0 = stablehlo.add %a, %a : tensor<2xf32>
   return %0 : tensor<2xf32>
@@ -66,7 +68,7 @@ def _oracle() -> str | None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--repeat", type=int, default=10)
+    ap.add_argument("--repeat", type=positive_int, default=10)
     repeat = ap.parse_args().repeat
     with tempfile.TemporaryDirectory() as tmp:
         one, check = Path(tmp, "one.mlir"), Path(tmp, "one_check.mlir")
