@@ -19,25 +19,72 @@ import numpy as np
 from shardy_ref.execute.context import Context, ProcessGrid
 from shardy_ref.execute.errors import InterpreterError
 from shardy_ref.execute.values import Tensor, Token, TupleValue
+from shardy_ref.ir.replica_groups import device_groups
+from shardy_ref.ir.sdy_axes import AxisRef as SdyAxisRef
+from shardy_ref.ir.sdy_axes import Mesh
+from shardy_ref.ir.sdy_axes import SubAxisInfo as SdyAxisInfo
+from shardy_ref.ir.stablehlo_attrs import ReplicaGroupMeshAxes
 
 RENDEZVOUS_TIMEOUT = 30.0  # seconds a process waits for its peers before giving up
 
 
 # -- process groups -------------------------------------------------------------------------
-def replica_groups(op, name: str = "replica_groups") -> list[list[int]]:
+def replica_groups(op, name: str = "replica_groups", ctx=None) -> list[list[int]]:
     """The groups of a ``replica_groups``/``source_target_pairs`` attribute, ``-1`` padding
-    dropped (the reference's ``getReplicaGroups``)."""
+    dropped (the reference's ``getReplicaGroups``); mesh-axes groups are resolved against
+    the module's ``sdy.mesh`` (:func:`mesh_axes_groups`)."""
     attr = op.attributes.get(name)
     if attr is None:
         return []
+    if isinstance(attr, ReplicaGroupMeshAxes):
+        return mesh_axes_groups(op, attr, _mesh_of_groups(ctx, op, attr))
     if not hasattr(attr, "flat_values"):
         raise InterpreterError(None, f"'{op.name}': {name} = {attr} is not supported by the "
-                               "interpreter (only dense replica groups)")
+                               "interpreter (dense or mesh-axes replica groups only)")
     shape = attr.type.shape
     values = [int(v) for v in attr.flat_values()]
     width = shape[1] if len(shape) == 2 else 0
     rows = [values[i * width:(i + 1) * width] for i in range(shape[0] if shape else 0)]
     return [[v for v in row if v != -1] for row in rows]
+
+
+def mesh_axes_groups(op, attr: ReplicaGroupMeshAxes, mesh: Mesh) -> list[list[int]]:
+    """``#stablehlo.replica_group_mesh_axes<mesh = @m, axes = [...]>`` as device groups:
+    the devices that differ only along the listed (sub-)axes form a group, ordered by
+    those axes, the first listed the most major (XLA's ``mesh[...] {axes}`` replica groups;
+    the groups our partitioner writes for the same axes, :func:`device_groups`)."""
+    refs = [_sdy_ref(op, ref, mesh) for ref in attr.axes]
+    return [[int(d) for d in row] for row in device_groups(refs, mesh)]
+
+
+def _sdy_ref(op, ref, mesh: Mesh) -> SdyAxisRef:
+    """A ``#stablehlo.axis_ref`` of ``mesh`` as the sdy axis ref it names."""
+    names = [a.name for a in mesh.axes]
+    if ref.name not in names:
+        raise InterpreterError(None, f"'{op.name}': replica groups name axis '{ref.name}', "
+                               f"which mesh {mesh} does not have")
+    sub = ref.sub_axis_info
+    out = SdyAxisRef(ref.name, None if sub is None else SdyAxisInfo(sub.pre_size, sub.size))
+    if sub is not None and (mesh.axis_size(ref.name) % (sub.pre_size * sub.size)):
+        raise InterpreterError(None, f"'{op.name}': sub-axis {ref.name}:({sub.pre_size})"
+                               f"{sub.size} does not divide axis of size "
+                               f"{mesh.axis_size(ref.name)}")
+    return out
+
+
+def _mesh_of_groups(ctx, op, attr: ReplicaGroupMeshAxes) -> Mesh:
+    """The mesh that mesh-axes replica groups name (inline, or an ``sdy.mesh`` symbol of
+    the running module)."""
+    if isinstance(attr.mesh, Mesh):
+        return attr.mesh
+    name = attr.mesh.root
+    found = None if ctx is None else ctx.interp.module.lookup(name)
+    mesh = found.attributes.get("mesh") if found is not None and found.name == "sdy.mesh" \
+        else None
+    if mesh is None:
+        raise InterpreterError(None, f"'{op.name}': replica groups name mesh @{name}, which "
+                               "is not an sdy.mesh of the module")
+    return mesh
 
 
 def channel_id(op) -> int:
@@ -72,7 +119,7 @@ def flattened_ids(grid: ProcessGrid, groups) -> list[list[int]]:
 
 def reduction_groups(ctx, op) -> list[list[int]]:
     """Groups of ``all_gather``/``all_reduce``/``reduce_scatter``/``collective_reduce``."""
-    groups = replica_groups(op)
+    groups = replica_groups(op, ctx=ctx)
     cid, use_global = channel_id(op), use_global_device_ids(op)
     if use_global:
         return flattened_ids(ctx.grid, groups)
@@ -81,7 +128,7 @@ def reduction_groups(ctx, op) -> list[list[int]]:
 
 def exchange_groups(ctx, op, name: str = "replica_groups") -> list[list[int]]:
     """Groups of ``all_to_all``/``collective_broadcast``/``collective_permute``."""
-    groups = replica_groups(op, name)
+    groups = replica_groups(op, name, ctx)
     return (cross_partition if channel_id(op) > 0 else cross_replica)(ctx.grid, groups)
 
 

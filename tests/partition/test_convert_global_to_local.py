@@ -10,13 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shardy_ref.ir.diagnostics import PassError
+from shardy_ref.ir.replica_groups import ordered_axis_refs
 from shardy_ref.ir.sdy_axes import AxisRef, Mesh, MeshAxis
 from shardy_ref.ir.verify import verify_module
 from shardy_ref.parser import parse_module, print_module
-from shardy_ref.partition.export.convert_global_to_local.replica_groups import (
-    ordered_axis_refs,
-    replica_groups_v1,
-)
+from shardy_ref.partition.export.convert_global_to_local.replica_groups import replica_groups_v1
 from shardy_ref.partition.export.convert_global_to_local.state import shard_index
 from shardy_ref.pass_manager import PassContext, PassManager, PipelineElement, make_pass
 

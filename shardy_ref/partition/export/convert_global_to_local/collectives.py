@@ -13,14 +13,12 @@ from shardy_ref.ir.builtin_attrs import (
 )
 from shardy_ref.ir.diagnostics import PassError
 from shardy_ref.ir.operation import Block, Operation, Region, Value
+from shardy_ref.ir.replica_groups import ordered_axis_refs
 from shardy_ref.ir.sdy_axes import Mesh
 from shardy_ref.ir.sdy_debug import ReductionOp
 from shardy_ref.ir.stablehlo_attrs import ChannelHandle
 from shardy_ref.ir.types import RankedTensorType
-from shardy_ref.partition.export.convert_global_to_local.replica_groups import (
-    ordered_axis_refs,
-    replica_groups,
-)
+from shardy_ref.partition.export.convert_global_to_local.replica_groups import replica_groups
 from shardy_ref.partition.export.convert_global_to_local.state import (
     CHANNEL_HANDLE_TYPE,
     ConversionState,

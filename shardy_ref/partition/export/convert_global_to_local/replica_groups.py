@@ -4,11 +4,8 @@
 (``getReplicaGroupsV3`` in ``export/convert_global_to_local.cc``)."""
 from __future__ import annotations
 
-import itertools
-
-import numpy as np
-
 from shardy_ref.ir.builtin_attrs import ArrayAttr, DenseElementsAttr, SymbolRefAttr
+from shardy_ref.ir.replica_groups import device_groups
 from shardy_ref.ir.sdy_axes import AxisRef, Mesh
 from shardy_ref.ir.stablehlo_attrs import AxisRef as ShloAxisRef
 from shardy_ref.ir.stablehlo_attrs import ReplicaGroupMeshAxes
@@ -17,41 +14,12 @@ from shardy_ref.ir.types import RankedTensorType
 from shardy_ref.partition.export.lowering import I64
 
 
-def ordered_axis_refs(axes, mesh: Mesh) -> list[AxisRef]:
-    """Upstream ``getOrderedAxisRefs``: the mesh's axes in mesh order, each split into the
-    sub-axes that ``axes`` cut it into."""
-    cuts: dict[str, set[int]] = {a.name: {1, a.size} for a in mesh.axes}
-    split: set[str] = set()
-    for axis in axes:
-        if axis.is_sub_axis:
-            cuts[axis.name] |= {axis.pre_size, axis.next_pre_size(mesh)}
-            split.add(axis.name)
-    out = []
-    for mesh_axis in mesh.axes:
-        points = sorted(cuts[mesh_axis.name])
-        if mesh_axis.name not in split:
-            out.append(AxisRef(mesh_axis.name))
-            continue
-        out.extend(AxisRef.sub(mesh_axis.name, lo, hi // lo)
-                   for lo, hi in itertools.pairwise(points))
-    return out
-
-
 def replica_groups_v1(axes, mesh: Mesh) -> DenseElementsAttr:
     """Upstream ``getReplicaGroups``: devices that differ only along ``axes`` form a
     group, ordered by ``axes`` (major to minor)."""
-    axes = list(axes)
-    ordered = ordered_axis_refs(axes, mesh)
-    group_size = 1
-    for axis in axes:
-        group_size *= axis.size(mesh)
-    total = mesh.total_size
-    others = [i for i, a in enumerate(ordered) if a not in axes]
-    perm = others + [ordered.index(a) for a in axes]
-    ids = np.array(mesh.device_ids) if mesh.device_ids else np.arange(total)
-    array = ids.reshape([a.size(mesh) for a in ordered]).transpose(perm).reshape(-1)
-    type_ = RankedTensorType((total // group_size, group_size), I64)
-    return DenseElementsAttr.from_values(type_, [int(v) for v in array])
+    array = device_groups(list(axes), mesh)
+    type_ = RankedTensorType(array.shape, I64)
+    return DenseElementsAttr.from_values(type_, [int(v) for v in array.reshape(-1)])
 
 
 def _shlo_axis(axis: AxisRef) -> ShloAxisRef:
