@@ -26,6 +26,7 @@ from contextlib import contextmanager, nullcontext, redirect_stdout
 import numpy as np
 
 from shardy_ref.backends.jax_runtime import BackendError
+from shardy_ref.execute.compare import compare, mismatches
 from shardy_ref.ir.diagnostics import ToolError
 from shardy_ref.tools.arg_types import (
     byte_size,
@@ -36,6 +37,7 @@ from shardy_ref.tools.arg_types import (
 from shardy_ref.tools.command import tool_command
 
 BACKENDS = ("numpy", "xla")
+PARTITIONERS = ("ours", "xla")
 
 
 def _parser(command: str) -> argparse.ArgumentParser:
@@ -75,6 +77,15 @@ def _parser(command: str) -> argparse.ArgumentParser:
                        help="relative tolerance (1e-5)")
         p.add_argument("--atol", type=non_negative_float, default=1e-5,
                        help="absolute tolerance (1e-5)")
+        p.add_argument("--partitioner", choices=PARTITIONERS, default="ours",
+                       help="who partitions MODULE: our passes (ours, the default) or XLA "
+                       "(xla: XLA's per-device program, run by our simulator; needs the jax "
+                       "extra)")
+        p.add_argument("--xla-partitioner", choices=("shardy", "gspmd"), default="shardy",
+                       help="with --partitioner xla: XLA's Shardy or GSPMD partitioner "
+                       "(shardy; gspmd needs a module lowered with mhlo.sharding)")
+        p.add_argument("--save-hlo", metavar="DIR", help="with --partitioner xla: keep XLA's "
+                       "partitioned program in DIR (its HLO and the StableHLO we ran)")
     return p
 
 
@@ -93,7 +104,8 @@ def _main(command: str, argv: list[str]) -> int:
     opts = parser.parse_args(argv)
     _check_paths(parser, opts)
     progress = Progress(enabled=not opts.quiet)
-    if opts.backend == "xla":
+    _check_partitioner_options(parser, opts)
+    if opts.backend == "xla" or getattr(opts, "partitioner", None) == "xla":
         # XLA warns on stderr that GSPMD, which keeps our all-manual program as it is, is
         # deprecated: not news to the user (set TF_CPP_MIN_LOG_LEVEL=0 to see it)
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -108,6 +120,25 @@ def _main(command: str, argv: list[str]) -> int:
         raise ToolError(e.message) from e
     finally:
         progress.stop()
+
+
+def _check_partitioner_options(parser: argparse.ArgumentParser, opts) -> None:
+    """Usage errors (exit 2) for XLA-partitioner options without ``--partitioner xla`` and
+    for what that mode does not combine with."""
+    if getattr(opts, "partitioner", "ours") == "xla":
+        clash = [flag for flag, on in (("--backend xla", opts.backend == "xla"),
+                                       ("--processes", opts.processes != 1),
+                                       ("--no-halo-exchange", opts.no_halo_exchange))
+                 if on]
+        if clash:
+            parser.error(f"--partitioner xla runs XLA's program in our simulator; it takes no "
+                         f"{', '.join(clash)}")
+        return
+    for flag, on in (("--save-hlo", getattr(opts, "save_hlo", None)),
+                     ("--xla-partitioner", getattr(opts, "xla_partitioner", "shardy")
+                      != "shardy")):
+        if on:
+            parser.error(f"{flag} goes with --partitioner xla")
 
 
 def _check_paths(parser: argparse.ArgumentParser, opts) -> None:
@@ -175,6 +206,11 @@ def check_command(opts, text: str, filename: str, progress) -> int:
     from shardy_ref.execute import run
 
     module = _parsed(text, filename)  # parsed once: compile_spmd partitions a clone
+    if opts.partitioner == "xla":
+        from shardy_ref.tools.check_xla import check_with_xla
+
+        return check_with_xla(opts, module, text, filename,
+                              _inputs(opts, _entry_types(module, opts.function)), progress)
     program = _compile(opts, module, filename, progress)
     arrays = _inputs(opts, [a.type for a in program.args])
     with progress.phase("running on one device"):
@@ -356,42 +392,6 @@ def _write_results(path: str | None, results) -> None:
 
 
 # -- comparing ------------------------------------------------------------------------------
-def compare(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> tuple[str, bool]:
-    """A line describing how far ``got`` is from ``want``, and whether they match: integers
-    and booleans exactly, floats within ``atol + rtol * max|want|`` elementwise (relative to
-    the output's largest magnitude: a partitioned program sums in another order)."""
-    got, want = np.asarray(got), np.asarray(want)
-    if got.shape != want.shape or got.dtype != want.dtype:
-        return f"{got.dtype}{list(got.shape)} != {want.dtype}{list(want.shape)}", False
-    bad = mismatches(got, want, rtol, atol)
-    if want.dtype.kind in "fc":
-        g, w = got.astype(np.complex128 if want.dtype.kind == "c" else np.float64), \
-            want.astype(np.complex128 if want.dtype.kind == "c" else np.float64)
-        finite = np.isfinite(w) & np.isfinite(g)
-        err = np.abs(g[finite] - w[finite])
-        abs_err = float(err.max()) if err.size else 0.0
-        scale = float(np.abs(w[finite]).max()) if finite.any() else 0.0
-        rel = abs_err / scale if scale else 0.0
-        text = f"max abs error {abs_err:.3g}, max rel error {rel:.3g}"
-    else:
-        text = f"{int(bad.sum())} of {bad.size} elements differ"
-    return f"{want.dtype}{list(want.shape)}: {text}", not bad.any()
-
-
-def mismatches(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> np.ndarray:
-    """The elements of ``got`` that do not match ``want`` (NaN matches NaN)."""
-    if want.dtype.kind not in "fc":
-        return got != want
-    w = want.astype(np.complex128 if want.dtype.kind == "c" else np.float64)
-    g = got.astype(w.dtype)
-    finite = np.isfinite(w)
-    scale = float(np.abs(w[finite]).max()) if finite.any() else 0.0
-    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf: decided by same_special
-        close = np.abs(g - w) <= atol + rtol * scale
-    same_special = (g == w) | (np.isnan(g) & np.isnan(w))
-    return ~np.where(finite, close, same_special)
-
-
 def wrong_devices(program, index: int, got, want, rtol: float, atol: float) -> list[int]:
     """The devices whose block of result ``index`` holds a wrong element."""
     from shardy_ref.ir.sharding_layout import layout
