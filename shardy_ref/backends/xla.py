@@ -56,7 +56,7 @@ class XlaProgram:
         ones together."""
         jax = require_jax("the xla backend")
         partition = {d.id: i for i, d in enumerate(self.devices)}
-        inputs = [self._place(jax, per_device)
+        inputs = [_place(jax, self.devices, per_device)
                   for per_device in self.program.device_arguments(*arrays)]
         try:
             results = self.executable.execute_sharded(inputs)
@@ -70,20 +70,6 @@ class XlaProgram:
         return self.program.assemble_results([[values[i] for i in range(len(self.devices))]
                                               for values in local])
 
-    def _place(self, jax, per_device: list[np.ndarray]):
-        """One argument as a jax array whose shard on device ``i`` is ``per_device[i]``
-        (only this process's devices get theirs). Its sharding says replicated: the
-        executable reads each device's buffer as that device's local value, which is what
-        the per-device program wants."""
-        from jax.sharding import Mesh, NamedSharding, PartitionSpec
-
-        here = jax.process_index()
-        buffers = [jax.device_put(a, d) for a, d in zip(per_device, self.devices, strict=True)
-                   if d.process_index == here]
-        mesh = Mesh(np.array(self.devices, dtype=object), ("devices",))
-        return jax.make_array_from_single_device_arrays(
-            per_device[0].shape, NamedSharding(mesh, PartitionSpec()), buffers)
-
     def parameter_shapes(self) -> list[tuple[int, ...]]:
         """The shapes of the entry parameters of the program XLA compiled (after its SPMD
         pass): our local shapes when XLA did not partition the program again."""
@@ -92,6 +78,55 @@ class XlaProgram:
         params = found.group(1) if found else ""
         return [tuple(int(d) for d in dims.split(",") if d)
                 for dims in re.findall(r"\w+\[([\d,]*)\]", params)]
+
+
+def _place(jax, devices, per_device: list[np.ndarray]):
+    """One argument as a jax array whose shard on ``devices[i]`` is ``per_device[i]``
+    (only this process's devices get theirs). Its sharding says replicated: the
+    executable reads each device's buffer as that device's local value, which is what
+    a per-device program wants."""
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+    here = jax.process_index()
+    buffers = [jax.device_put(a, d) for a, d in zip(per_device, devices, strict=True)
+               if d.process_index == here]
+    mesh = Mesh(np.array(devices, dtype=object), ("devices",))
+    return jax.make_array_from_single_device_arrays(
+        per_device[0].shape, NamedSharding(mesh, PartitionSpec()), buffers)
+
+
+def run_per_device_on_xla(text: str, per_device: list[list[np.ndarray]], *,
+                          devices=None, function: str = "main") -> list[list[np.ndarray]]:
+    """Run an already partitioned program (MLIR text: what every device runs, with
+    ``partition_id`` and collectives) on ``len(per_device)`` of XLA's devices, device ``i``
+    on its arguments ``per_device[i]``; returns each device's results,
+    ``[device][result]``. One process only."""
+    jax = require_jax("the xla backend")
+    from shardy_ref.ir.builtin_attrs import StringAttr
+    from shardy_ref.ir.func_attrs import function_type, set_attrs
+    from shardy_ref.ir.utils import entry_function
+    from shardy_ref.parser import parse_module, print_module
+
+    n = len(per_device)
+    found = xla_devices(n, devices)
+    module = parse_module(text)
+    func = entry_function(module, None if function == "main" else function)
+    signature = function_type(func)
+    for kind, count in (("arg", len(signature.inputs)), ("result", len(signature.results))):
+        set_attrs(func, kind, "mhlo.sharding", dict.fromkeys(range(count), StringAttr(MANUAL)))
+    executable = _compile(print_module(module), found)
+    inputs = [_place(jax, found, [np.asarray(per_device[d][i]) for d in range(n)])
+              for i in range(len(signature.inputs))]
+    partition = {d.id: i for i, d in enumerate(found)}
+    try:
+        outputs = executable.execute_sharded(inputs).disassemble_into_single_device_arrays()
+    except jax.errors.JaxRuntimeError as e:
+        raise BackendError(None, f"XLA could not run the per-device program: {e}") from e
+    by_device: list[list] = [[None] * len(outputs) for _ in range(n)]
+    for r, arrays in enumerate(outputs):
+        for a in arrays:
+            by_device[partition[_device(a).id]][r] = np.asarray(a)
+    return by_device
 
 
 def _device(array):

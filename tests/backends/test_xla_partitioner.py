@@ -1,0 +1,125 @@
+"""XLA's own partitioned programs judged by our simulator (issue 31): every
+``examples/jax`` program partitioned by XLA's Shardy partitioner for its mesh (8, 16 or 64
+CPU devices) computes the single-device results on every device; edits of those programs
+(:mod:`shardy_ref.testing.program_mutations`) are reported. Needs the ``jax`` extra."""
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+
+from shardy_ref.backends import xla_devices  # noqa: E402
+from shardy_ref.backends.xla_check import check_partitioned, device_arguments  # noqa: E402
+from shardy_ref.backends.xla_partitioner import partition_with_xla  # noqa: E402
+from shardy_ref.execute import run_spmd  # noqa: E402
+from shardy_ref.execute.inputs import random_arguments  # noqa: E402
+from shardy_ref.ir.diagnostics import ShardyRefError  # noqa: E402
+from shardy_ref.ir.utils import entry_function  # noqa: E402
+from shardy_ref.parser import parse_module  # noqa: E402
+from shardy_ref.testing.program_mutations import KINDS, mutants  # noqa: E402
+from shardy_ref.tools.cli import main  # noqa: E402
+from tests.conftest import ROOT  # noqa: E402
+
+pytestmark = pytest.mark.jax
+EXAMPLES = sorted((ROOT / "examples" / "jax").glob("*.mlir"))
+
+
+def _case(path):
+    text = path.read_text()
+    found = re.search(r"mhlo.num_partitions = (\d+)", text)
+    func = entry_function(parse_module(text), None)
+    arrays = random_arguments([a.type for a in func.regions[0].blocks[0].args], 0)
+    return text, int(found.group(1)) if found else 8, arrays
+
+
+@pytest.fixture(scope="module")
+def partitioned():
+    xla_devices(64)
+    out = {}
+    for path in EXAMPLES:
+        text, n, arrays = _case(path)
+        out[path.name] = (text, n, arrays, partition_with_xla(text, n))
+    return out
+
+
+def test_every_example_partitioned_by_xla_computes_the_same_results(partitioned):
+    failures = []
+    for name, (text, n, arrays, program) in partitioned.items():
+        report = check_partitioned(text, *arrays, num_devices=n, partitioned=program)
+        if not report.ok:
+            failures.append((name, [o.line for o in report.outputs if not o.same]))
+    assert not failures
+    assert len(partitioned) >= 48
+    assert {p.num_devices for *_, p in partitioned.values()} == {8, 16, 64}
+
+
+def test_reordered_mesh_groups_are_written_out_from_the_hlo(partitioned):
+    """jaxlib's converter drops a mesh's device order; the HLO keeps it
+    (``device_ids=([4,4]T(1,0))``) and the program gets explicit groups."""
+    *_, program = partitioned["sim_nondivisible_6_16.mlir"]
+    assert "device_ids=([4,4]T(1,0))" in program.hlo
+    # groups along axis_0 of 4x4 devices ordered [4,4]T(1,0): device (i, j) is 4 * j + i
+    assert "replica_groups = dense<[[0, 1, 2, 3], [4, 5, 6, 7]" in program.text
+    assert "replica_group_mesh_axes" not in program.text
+
+
+def test_every_edit_of_xlas_programs_is_reported_unless_it_changes_nothing(partitioned):
+    """A mutant is reported (MISMATCH or an error), or every device computes exactly what
+    it computed before the edit (an edit these inputs cannot see: a reduction of equal
+    values, a branch not taken)."""
+    caught = dict.fromkeys(KINDS, 0)
+    programs = {kind: set() for kind in KINDS}
+    unseen = []
+    for name, (text, n, arrays, program) in partitioned.items():
+        args = device_arguments(program, arrays)
+        before = None
+        for mutant in mutants(program.text):
+            programs[mutant.kind].add(name)
+            try:
+                report = check_partitioned(text, *arrays, num_devices=n,
+                                           partitioned=dataclasses.replace(program,
+                                                                           text=mutant.text))
+            except ShardyRefError:
+                caught[mutant.kind] += 1
+                continue
+            if not report.ok:
+                caught[mutant.kind] += 1
+                assert all(o.wrong_devices for o in report.outputs if not o.same)
+                continue
+            before = before or run_spmd(program.text, args)
+            after = run_spmd(mutant.text, args)
+            if not all(np.array_equal(a, b) for x, y in zip(after, before, strict=True)
+                       for a, b in zip(x, y, strict=True)):
+                unseen.append((name, mutant.kind, mutant.where))
+    assert not unseen
+    assert all(caught[kind] >= 3 for kind in KINDS), caught
+    assert sum(len(p) >= 10 for p in programs.values()) >= 3, programs
+
+
+def test_check_command_reports_xlas_collectives_and_keeps_its_program(tmp_path, capsys):
+    xla_devices(64)
+    path = ROOT / "examples" / "jax" / "mlp.mlir"
+    assert main(["check", "--quiet", "--partitioner", "xla", "--save-hlo", str(tmp_path),
+                 str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "partitioned by XLA (shardy) for 8 devices" in out
+    assert "XLA's per-device program: collectives all_reduce x1" in out
+    assert out.rstrip().endswith("OK: XLA's partitioned program computes the same results")
+    assert (tmp_path / "mlp.after_spmd.hlo").read_text().startswith("HloModule")
+    assert "stablehlo.all_reduce" in (tmp_path / "mlp.per_device.mlir").read_text()
+
+
+@pytest.mark.parametrize("argv", [
+    ["--save-hlo", "d"], ["--xla-partitioner", "gspmd"],
+    ["--partitioner", "xla", "--backend", "xla"],
+])
+def test_xla_partitioner_flags_misused_are_usage_errors(argv, capsys):
+    path = str(ROOT / "examples" / "jax" / "mlp.mlir")
+    with pytest.raises(SystemExit) as e:
+        main(["check", *argv, path])
+    assert e.value.code == 2
+    assert "--partitioner xla" in capsys.readouterr().err
