@@ -8,16 +8,20 @@ its coordinates) and whose trailing dimensions, if any, are subgroups that hold 
 (XLA's ``HloSharding::ToString``, https://github.com/openxla/xla/blob/main/xla/hlo/ir/
 hlo_sharding.cc):
 
-* ``{replicated}``, ``{manual}``, ``{maximal device=3}``, ``{unknown}``;
+* ``{replicated}``, ``{manual}``, ``{maximal device=3}``, ``{unknown}``, ``{unreduced}``;
 * ``{devices=[2,1,4]0,1,2,3,4,5,6,7}``: the device ids listed row-major;
 * ``{devices=[2,1,4]<=[8]}`` and ``{devices=[1,4,2]<=[2,4]T(1,0)}``: an iota of the
   devices, reshaped to the dims after ``<=`` and transposed by ``T(...)``;
-* a suffix ``last_tile_dim_replicate`` or ``last_tile_dims={manual, replicated}``;
+* a suffix ``last_tile_dim_replicate`` or ``last_tile_dims={manual, replicated}``
+  (kinds ``manual``, ``replicated``, ``unreduced``);
 * ``{{...}, {...}}``: one sharding per element of a tuple.
 
 A dimension of size ``n`` cut into ``t`` tiles gives every device ``ceil(n / t)``
 elements; the last tiles are padded (XLA leaves padding undefined: :meth:`shard` fills it
-with ``pad_value``).
+with ``pad_value``). Devices that differ only along ``unreduced`` subgroup dimensions (all
+devices, for ``{unreduced}``) hold parts whose sum is their tile: :meth:`shard` gives the
+tile to the first of them and zeros to the others, :meth:`unreduced_group` says which
+devices sum together.
 """
 from __future__ import annotations
 
@@ -44,10 +48,10 @@ class HloSharding:
     ``tiled`` or ``tuple``; a tiled sharding has its tile assignment as ``tile_shape`` and
     ``devices`` (row-major) and its trailing subgroup dimensions' kinds in ``subgroups``."""
 
-    kind: str
+    kind: str  # replicated, manual, maximal, unknown, unreduced, tiled or tuple
     tile_shape: tuple[int, ...] = ()
     devices: tuple[int, ...] = ()
-    subgroups: tuple[str, ...] = ()  # kinds of the trailing tile dims: replicated, manual
+    subgroups: tuple[str, ...] = ()  # kinds of the trailing tile dims
     device: int | None = None  # a maximal sharding's device
     elements: tuple[HloSharding, ...] = ()  # a tuple sharding's
     text: str = field(default="", compare=False)  # as read, when read from text
@@ -88,6 +92,32 @@ class HloSharding:
         counts = self.tile_counts(len(shape))
         return tuple(-(-int(n) // t) for n, t in zip(shape, counts, strict=True))
 
+    @property
+    def has_unreduced(self) -> bool:
+        return self.kind == "unreduced" or "unreduced" in self.subgroups
+
+    def unreduced_group(self, device: int) -> tuple:
+        """A key shared by the devices whose parts sum to one tile: ``device``'s position
+        in the tile assignment with its unreduced coordinates left out (``()`` for
+        ``{unreduced}``: every device sums with every other)."""
+        if self.kind != "tiled":
+            return ()
+        coords = np.unravel_index(self.devices.index(device), self.tile_shape)
+        kinds = (None,) * self.data_rank + self.subgroups
+        return tuple(int(c) for c, kind in zip(coords, kinds, strict=True)
+                     if kind != "unreduced")
+
+    def holds_the_sum(self, device: int) -> bool:
+        """Whether ``device`` is the first of its unreduced group (the one :meth:`shard`
+        gives the tile to); every device of a sharding without unreduced parts is."""
+        if self.kind == "unreduced":
+            return device == 0
+        if not self.has_unreduced:
+            return True
+        coords = np.unravel_index(self.devices.index(device), self.tile_shape)
+        return all(int(c) == 0 for c, kind in zip(coords[self.data_rank:], self.subgroups,
+                                                  strict=True) if kind == "unreduced")
+
     def tile_index(self, device: int, rank: int) -> tuple[int, ...] | None:
         """The tile ``device`` holds (its coordinates in the data dims of the tile
         assignment), or None for a device the tile assignment does not name."""
@@ -121,6 +151,8 @@ class HloSharding:
         elif self.kind == "tiled" and sorted(self.devices) != list(range(num_devices)):
             raise HloShardingError(f"sharding {self} does not lay its tiles over devices 0 .. "
                                    f"{num_devices - 1} once each")
+        elif self.kind == "unreduced" and num_devices < 1:
+            raise HloShardingError(f"sharding {self} needs devices")
         elif self.kind in ("manual", "unknown"):
             raise HloShardingError(f"a {self} sharding does not say which part of the global "
                                    "value a device holds")
@@ -145,6 +177,8 @@ class HloSharding:
                 padded = np.full(local, pad_value, dtype=array.dtype)
                 padded[tuple(slice(0, n) for n in piece.shape)] = piece
                 piece = padded
+            if not self.holds_the_sum(d):
+                piece = np.zeros_like(piece)
             out.append(np.ascontiguousarray(piece))
         return out
 
@@ -241,7 +275,7 @@ class _Reader:
             self.take("}")
             return HloSharding("tuple")
         word = self.take()
-        if word in ("replicated", "manual", "unknown"):
+        if word in ("replicated", "manual", "unknown", "unreduced"):
             self.take("}")
             return HloSharding(word)
         if word == "maximal":
@@ -298,7 +332,7 @@ class _Reader:
         kinds = []
         while self.peek() != "}":
             kind = self.take()
-            if kind not in ("manual", "replicated"):
+            if kind not in ("manual", "replicated", "unreduced"):
                 raise self.error(f"unknown subgroup kind {kind!r}")
             kinds.append(kind)
             if self.peek() == ",":

@@ -97,7 +97,8 @@ def device_arguments(partitioned: XlaPartitioned, arrays) -> list[list[np.ndarra
 
 def check_output(index: int, sharding: HloSharding, per_device: list, want,
                  rtol: float, atol: float) -> OutputCheck:
-    """Compare every device's value of result ``index`` with its shard of ``want``: the
+    """Compare every device's value of result ``index`` with its shard of ``want`` (for an
+    unreduced sharding, the sum over each group of devices whose parts make one tile): the
     line gives the largest error over every device (floats) or how many elements of the
     global value some device holds wrong (integers)."""
     want = np.asarray(want)
@@ -105,22 +106,29 @@ def check_output(index: int, sharding: HloSharding, per_device: list, want,
     scale = magnitude(want)
     wrong_anywhere = np.zeros(want.shape, dtype=bool)
     worst = 0.0
-    wrong = []
-    for d, (value, exp) in enumerate(zip(per_device, expected, strict=True)):
-        if exp is None:  # not an owner of a maximal sharding
-            continue
-        value = np.asarray(value)
-        if value.dtype != exp.dtype or value.ndim != exp.ndim or any(
-                g < e for g, e in zip(value.shape, exp.shape, strict=True)):
-            return OutputCheck(index, f"{want.dtype}{list(want.shape)}: device {d} holds "
-                               f"{value.dtype}{list(value.shape)}, its shard is "
-                               f"{exp.dtype}{list(sharding.local_shape(want.shape))}",
-                               False, (d,))
-        value = value[tuple(slice(0, e) for e in exp.shape)]
+    wrong: list[int] = []
+    groups: dict[tuple, list[int]] = {}
+    for d, exp in enumerate(expected):
+        if exp is not None:  # not a non-owner of a maximal sharding
+            groups.setdefault(sharding.unreduced_group(d) if sharding.has_unreduced else (d,),
+                              []).append(d)
+    for members in groups.values():
+        exp = expected[members[0]]
+        values = [np.asarray(per_device[d]) for d in members]
+        for d, value in zip(members, values, strict=True):
+            if value.dtype != exp.dtype or value.ndim != exp.ndim or any(
+                    g < e for g, e in zip(value.shape, exp.shape, strict=True)):
+                return OutputCheck(index, f"{want.dtype}{list(want.shape)}: device {d} holds "
+                                   f"{value.dtype}{list(value.shape)}, its shard is "
+                                   f"{exp.dtype}{list(sharding.local_shape(want.shape))}",
+                                   False, (d,))
+        cut = tuple(slice(0, e) for e in exp.shape)
+        value = values[0][cut] if len(values) == 1 else \
+            np.sum([v[cut] for v in values], axis=0, dtype=exp.dtype)
         bad = mismatches(value, exp, rtol, atol, scale)
         if bad.any():
-            wrong.append(d)
-            wrong_anywhere[_region(sharding, d, want.shape)] |= bad
+            wrong.extend(members)
+            wrong_anywhere[_region(sharding, members[0], want.shape)] |= bad
         if want.dtype.kind in "fc":
             worst = max(worst, _max_error(value, exp))
     if want.dtype.kind in "fc":
@@ -129,7 +137,7 @@ def check_output(index: int, sharding: HloSharding, per_device: list, want,
     else:
         text = f"{int(wrong_anywhere.sum())} of {want.size} elements differ"
     return OutputCheck(index, f"{want.dtype}{list(want.shape)}: {text}", not wrong,
-                       tuple(wrong))
+                       tuple(sorted(wrong)))
 
 
 def _region(sharding: HloSharding, device: int, shape) -> tuple[slice, ...]:

@@ -128,3 +128,22 @@ def test_placement_matches_jax_named_sharding():
                 checked += 1
     assert checked == 44  # 48 pairs of mesh and spec, less 4 that name an axis twice
     del jax
+
+
+def test_unreduced_parts_go_to_the_first_of_each_group_and_sum_back():
+    from shardy_ref.backends.xla_check import check_output
+
+    s = parse_hlo_sharding("{devices=[2,1,2]<=[2,2]T(1,0) last_tile_dims={unreduced}}")
+    assert s.has_unreduced and s.data_rank == 2
+    x = np.arange(8, dtype=np.float32).reshape(4, 2)
+    shards = s.shard(x, 4)
+    # tile assignment [[0, 2], [1, 3]]: devices 0 and 2 share tile 0, 1 and 3 tile 1
+    assert [s.unreduced_group(d) for d in range(4)] == [(0, 0), (1, 0), (0, 0), (1, 0)]
+    np.testing.assert_array_equal(shards[0], x[:2])
+    assert not shards[2].any()
+    split = [shards[0] - 1, shards[1], shards[2] + 1, shards[3]]
+    assert check_output(0, s, split, x, 1e-6, 1e-6).same
+    wrong = check_output(0, s, [shards[0], shards[1], shards[2] + 1, shards[3]], x, 1e-6, 1e-6)
+    assert not wrong.same and wrong.wrong_devices == (0, 2)
+    whole = parse_hlo_sharding("{unreduced}")
+    assert check_output(0, whole, [x / 4] * 4, x, 1e-6, 1e-6).same
