@@ -39,6 +39,7 @@ class PartitionedCheck:
     partitioned: XlaPartitioned
     outputs: tuple[OutputCheck, ...]
     seconds: dict  # phase -> wall seconds: partition, single, devices
+    first_wrong: object = None  # a xla_locate.Divergence when a mismatch could be located
 
     @property
     def ok(self) -> bool:
@@ -81,7 +82,12 @@ def check_partitioned(module_text: str, *arrays, num_devices: int,
     outputs = tuple(check_output(i, sharding, [g[i] for g in got], w, rtol, atol)
                     for i, (sharding, w) in enumerate(zip(partitioned.result_shardings, want,
                                                           strict=True)))
-    return PartitionedCheck(partitioned, outputs, seconds)
+    first = None
+    if not all(o.same for o in outputs):
+        from shardy_ref.backends.xla_locate import first_divergence
+
+        first = first_divergence(partitioned, arrays, rtol=rtol, atol=atol, function=function)
+    return PartitionedCheck(partitioned, outputs, seconds, first)
 
 
 def device_arguments(partitioned: XlaPartitioned, arrays) -> list[list[np.ndarray]]:

@@ -45,6 +45,11 @@ class XlaPartitioned:
     result_shardings: tuple[HloSharding, ...]
     num_devices: int
     partitioner: str
+    # ``text`` with XLA's op names as locations (``loc("dot.3")``), and the global program
+    # XLA partitioned (every op's ``mhlo.sharding``, same locations); for locating the
+    # first wrong value (:mod:`.xla_locate`); empty when unknown
+    located: str = ""
+    before: str = ""
 
     def collectives(self) -> dict[str, int]:
         """How many of each collective op the per-device program runs (by StableHLO name)."""
@@ -87,17 +92,21 @@ def partition_with_xla(text: str, num_devices: int, *, partitioner: str = "shard
         except jax.errors.JaxRuntimeError as e:
             raise BackendError(None, f"XLA could not compile the module: {e}") from e
         hlo, proto = _dumped(dump, ".txt"), _module_proto(_dumped(dump, ".hlo.pb"))
+        before = _dumped(dump, ".hlo.pb", "before")
     args = tuple(_sharding(xc, s) for s in executable.get_parameter_shardings() or ())
     results = tuple(_sharding(xc, s) for s in executable.get_output_shardings() or ())
-    return XlaPartitioned(_to_stablehlo(xc, proto, hlo), hlo, args, results, num_devices,
-                          partitioner)
+    text, located = _to_stablehlo(xc, proto, hlo)
+    return XlaPartitioned(text, hlo, args, results, num_devices, partitioner, located,
+                          _before_text(xc, before))
 
 
-def _dumped(directory: str, suffix: str):
-    """The HLO module XLA dumped after its partitioning pass (the last such dump): text
-    for ``.txt``, else bytes."""
-    paths = sorted(glob.glob(os.path.join(directory, f"*after_{PASS_DUMPED}*{suffix}")))
+def _dumped(directory: str, suffix: str, when: str = "after"):
+    """The HLO module XLA dumped ``when`` (after, or before) its partitioning pass (the
+    last such dump): text for ``.txt``, else bytes; None for a missing ``before``."""
+    paths = sorted(glob.glob(os.path.join(directory, f"*{when}_{PASS_DUMPED}*{suffix}")))
     if not paths:
+        if when == "before":
+            return None
         raise BackendError(None, f"XLA did not run its {PASS_DUMPED} pass on the module (no "
                            "dump after it): nothing was partitioned")
     with open(paths[-1], "r" if suffix == ".txt" else "rb") as f:
@@ -134,17 +143,41 @@ def _sharding(xc, op_sharding) -> HloSharding:
     return parse_hlo_sharding(str(xc.HloSharding.from_proto(op_sharding)))
 
 
-def _to_stablehlo(xc, proto: bytes, hlo: str) -> str:
+def _to_stablehlo(xc, proto: bytes, hlo: str) -> tuple[str, str]:
     """A serialized HLO module as StableHLO text, by jaxlib's converter, made portable
-    (:func:`_portable`), its meshes' device order restored from its text ``hlo``."""
+    (:func:`_portable`), its meshes' device order restored from its text ``hlo``: without
+    and with XLA's op names as locations."""
+    from shardy_ref.parser import parse_module, print_module
+
+    module = parse_module(_converted(xc, proto), "<XLA's partitioned program>")
+    _restore_device_order(module, hlo)
+    return print_module(module), print_module(module, debug_info=True)
+
+
+def _converted(xc, proto: bytes) -> str:
+    """jaxlib's StableHLO of a serialized HLO module, with locations, made portable."""
     from jax._src.interpreters import mlir as jax_mlir
     from jax._src.lib.mlir import ir
 
     with jax_mlir.make_ir_context():
         module = ir.Module.parse(xc._xla.mlir.hlo_to_stablehlo(proto))
         _portable(ir, module)
-        text = module.operation.get_asm(enable_debug_info=False)
-    return _restore_device_order(text, hlo)
+        return module.operation.get_asm(enable_debug_info=True)
+
+
+def _before_text(xc, hlo_proto: bytes | None) -> str:
+    """The global program XLA partitioned, as StableHLO with locations ("" when XLA did
+    not dump it or our parser cannot read it: it only serves to locate wrong values)."""
+    from shardy_ref.ir.diagnostics import ShardyRefError
+    from shardy_ref.parser import parse_module, print_module
+
+    if hlo_proto is None:
+        return ""
+    try:
+        module = parse_module(_converted(xc, _module_proto(hlo_proto)), "<XLA's input>")
+    except (ShardyRefError, BackendError):
+        return ""
+    return print_module(module, debug_info=True)
 
 
 def _portable(ir, module) -> None:
@@ -172,9 +205,9 @@ _HLO_GROUPS = re.compile(r"channel_id=(\d+), replica_groups=mesh\[[^\]]*\]"
                          r", device_ids=\(([^()]*(?:\([^()]*\))?)\)")
 
 
-def _restore_device_order(text: str, hlo: str) -> str:
-    """``text`` with the replica groups of XLA's collectives over a reordered mesh made
-    explicit.
+def _restore_device_order(module, hlo: str) -> None:
+    """The replica groups of XLA's collectives over a reordered mesh made explicit in
+    ``module``.
 
     XLA prints such groups as ``mesh['a'=4,'b'=2], device_ids=([2,4]T(1,0)) {'a'}``;
     jaxlib 0.10.2's ``hlo_to_stablehlo`` keeps the axes (``replica_group_mesh_axes``) but
@@ -183,14 +216,12 @@ def _restore_device_order(text: str, hlo: str) -> str:
     written out as dense ``replica_groups``."""
     orders = {int(channel): _device_ids(ids) for channel, ids in _HLO_GROUPS.findall(hlo)}
     if not orders:
-        return text
+        return
     from shardy_ref.execute.spmd import mesh_axes_groups
     from shardy_ref.ir.builtin_attrs import DenseElementsAttr
     from shardy_ref.ir.sdy_axes import Mesh
     from shardy_ref.ir.types import I64, RankedTensorType
-    from shardy_ref.parser import parse_module, print_module
 
-    module = parse_module(text, "<XLA's partitioned program>")
     meshes = {op.attributes["sym_name"].value: op.attributes["mesh"]
               for op in module.regions[0].blocks[0] if op.name == "sdy.mesh"}
     for op in module.walk():
@@ -204,7 +235,6 @@ def _restore_device_order(text: str, hlo: str) -> str:
         type_ = RankedTensorType((len(rows), len(rows[0])), I64)
         op.attributes["replica_groups"] = DenseElementsAttr.from_values(
             type_, [d for row in rows for d in row])
-    return print_module(module)
 
 
 def _device_ids(text: str) -> list[int]:

@@ -38,9 +38,10 @@ class Mutant:
     text: str
 
 
-def mutants(text: str, kinds=KINDS) -> list[Mutant]:
-    """Every edit of ``kinds`` that applies to the program ``text``, one mutant each."""
-    from shardy_ref.parser import parse_module
+def mutants(text: str, kinds=KINDS, *, debug_info: bool = False) -> list[Mutant]:
+    """Every edit of ``kinds`` that applies to the program ``text``, one mutant each
+    (printed with its locations when ``debug_info``)."""
+    from shardy_ref.parser import parse_module, print_module
 
     out = []
     for kind in kinds:
@@ -50,9 +51,7 @@ def mutants(text: str, kinds=KINDS) -> list[Mutant]:
             op = _sites(kind, module)[index]
             where = f"{op.name} at {op.location}"
             _EDITS[kind](module, op)
-            from shardy_ref.parser import print_module
-
-            out.append(Mutant(kind, where, print_module(module)))
+            out.append(Mutant(kind, where, print_module(module, debug_info=debug_info)))
     return out
 
 

@@ -51,6 +51,14 @@ def describe(report, filename: str) -> str:
         bad = "" if out.same else "; devices with wrong elements: " + \
             _format_devices(list(out.wrong_devices))
         lines.append(f"  out{out.index}: {out.line}{bad}")
+    first = report.first_wrong
+    if first is not None:
+        lines.append(f"  first wrong value: {first.op}, XLA's {first.xla_name} sharded "
+                     f"{first.sharding}: {first.line}; devices with wrong elements: "
+                     f"{_format_devices(list(first.wrong_devices))}")
+    elif not report.ok:
+        lines.append("  first wrong value: not located (no op of XLA's program could be "
+                     "paired with a value of the global program)")
     seconds = report.seconds
     lines.append(f"  time: XLA {seconds['partition']:.2f} s, one device "
                  f"{seconds['single']:.2f} s, {p.num_devices} devices "

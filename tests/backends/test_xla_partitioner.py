@@ -100,6 +100,19 @@ def test_every_edit_of_xlas_programs_is_reported_unless_it_changes_nothing(parti
     assert sum(len(p) >= 10 for p in programs.values()) >= 3, programs
 
 
+def test_the_first_wrong_value_is_located_by_xlas_op_names(partitioned):
+    """Dropping the all-reduce that completes XLA's ``dot.3`` of the MLP leaves the
+    partial dot as the last value of that name: it is the first wrong one."""
+    text, n, arrays, program = partitioned["mlp.mlir"]
+    (mutant,) = [m for m in mutants(program.located, ["drop_all_reduce"], debug_info=True)]
+    report = check_partitioned(text, *arrays, num_devices=n, partitioned=dataclasses.replace(
+        program, text=mutant.text, located=mutant.text))
+    first = report.first_wrong
+    assert not report.ok and first is not None
+    assert first.xla_name == "dot.3" and first.op.startswith("stablehlo.dot ")
+    assert first.wrong_devices == tuple(range(8))
+
+
 def test_check_command_reports_xlas_collectives_and_keeps_its_program(tmp_path, capsys):
     xla_devices(64)
     path = ROOT / "examples" / "jax" / "mlp.mlir"
