@@ -39,17 +39,9 @@ def run_spmd(module, per_process: list, *, num_replicas: int = 1,
     ``interpreter.run_parallel`` with the same program everywhere does: ``per_process[i]``
     is the list of NumPy arguments of process ``i`` (``replica_id * num_partitions +
     partition_id``); returns each process's results as a tuple of NumPy arrays."""
-    op = _module_op(module)
-    interp = Interpreter(op, vectorize=vectorize)
+    interp = Interpreter(_module_op(module), vectorize=vectorize)
     func = interp.entry_function(function)
-    block = func.regions[0].blocks[0] if func.regions and func.regions[0].blocks else None
-    if block is None:
-        raise InterpreterError(func.location, f"@{function} has no body to run")
-    n = len(per_process)
-    if n == 0 or n % num_replicas:
-        raise InterpreterError(func.location, f"{n} processes do not form a grid of "
-                               f"{num_replicas} replica(s)")
-    types = [a.type for a in block.args]
+    types = _argument_types(func, function)
     args = []
     for pid, arrays in enumerate(per_process):
         if len(arrays) != len(types):
@@ -57,12 +49,30 @@ def run_spmd(module, per_process: list, *, num_replicas: int = 1,
                                    f"process {pid} got {len(arrays)}")
         args.append([argument_tensor(function, i, t, a)
                      for i, (t, a) in enumerate(zip(types, arrays, strict=True))])
+    results = run_grid(interp, func, args, num_replicas=num_replicas)
+    return [tuple(_to_numpy(v) for v in per) for per in results]
+
+
+def run_grid(interp: Interpreter, func, per_process: list, *, num_replicas: int = 1) -> list:
+    """Run ``func`` on every process of a ``num_replicas x (len(per_process) /
+    num_replicas)`` grid, process ``i`` on the run-time values ``per_process[i]``; returns
+    each process's results (run-time values)."""
+    n = len(per_process)
+    if n == 0 or n % num_replicas:
+        raise InterpreterError(func.location, f"{n} processes do not form a grid of "
+                               f"{num_replicas} replica(s)")
     grid = ProcessGrid(num_replicas, n // num_replicas)
     ctx = Context(interp, ())
     with np.errstate(all="ignore"):
-        results = (spmd.run_vectorized(ctx, grid, func, args) if vectorize
-                   else spmd.run_threads(ctx, grid, [func] * n, args, []))
-    return [tuple(_to_numpy(v) for v in per) for per in results]
+        return (spmd.run_vectorized(ctx, grid, func, per_process) if interp.vectorize
+                else spmd.run_threads(ctx, grid, [func] * n, per_process, []))
+
+
+def _argument_types(func, function: str) -> list:
+    block = func.regions[0].blocks[0] if func.regions and func.regions[0].blocks else None
+    if block is None:
+        raise InterpreterError(func.location, f"@{function} has no body to run")
+    return [a.type for a in block.args]
 
 
 _RECENT: list = []  # [module op, its shared plans]: the module run last

@@ -1,6 +1,8 @@
 """``shardy-ref check --partitioner xla``: XLA partitions the module, our simulator runs
 XLA's per-device program on every device and judges it against the single-device run
-(:func:`shardy_ref.backends.xla_check.check_partitioned`).
+(:func:`shardy_ref.backends.xla_check.check_partitioned`). XLA partitions in a child
+process (:mod:`shardy_ref.backends.xla_isolated`): XLA aborting on a module is an error
+line, not the end of this command.
 
 The report lists how XLA laid out the entry function's arguments and results (HLO
 sharding strings), the collectives of XLA's per-device program, each output's largest
@@ -20,12 +22,12 @@ from shardy_ref.ir.diagnostics import ToolError
 def check_with_xla(opts, module, text: str, filename: str, arrays: list, progress) -> int:
     """Run the check for the parsed ``module`` (its ``text``) on the global ``arrays``."""
     from shardy_ref.backends.xla_check import check_partitioned
-    from shardy_ref.backends.xla_partitioner import partition_with_xla
+    from shardy_ref.backends.xla_isolated import partition_isolated
 
     n = device_count(module)
     start = time.perf_counter()
     with progress.phase(f"partitioning for {n} devices with XLA ({opts.xla_partitioner})"):
-        partitioned = partition_with_xla(text, n, partitioner=opts.xla_partitioner)
+        partitioned = partition_isolated(text, n, partitioner=opts.xla_partitioner)
     xla_seconds = time.perf_counter() - start
     if opts.save_hlo:
         save_hlo(opts.save_hlo, filename, partitioned)

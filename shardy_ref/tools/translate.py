@@ -3,12 +3,18 @@
     shardy-ref-translate --interpret [FILE|-] [-o OUT] [-split-input-file]
                          [--args=[dense<...> : tensor<...>, ...]] [--interpreter-print-dense]
                          [--probe-output-dir=DIR] [--no-vectorize] [-debug]
+                         [--num-partitions=N] [--num-replicas=R]
 
 Each input chunk is parsed, verified and its entry function (``@main``, or the module's
 only function) run by the NumPy interpreter; results are printed as the reference
 interpreter prints them. A failing ``check.expect_*``, an unsupported op or bad input is
 reported as ``file:line:col: error: message`` and makes the exit status 1; chunks are
 independent. ``--no-vectorize`` runs ``interpreter.run_parallel`` one thread per process.
+``--num-partitions=N`` (and ``--num-replicas=R``) run the entry function itself on every
+process of an ``R x N`` grid, as ``interpreter.run_parallel`` would, every process with the
+same ``--args``: a per-device program from any compiler (``partition_id``, collectives)
+runs as it would on ``R x N`` devices; each process's results are printed after a line
+``// process I (replica R, partition P)``. These two flags are ours, not the reference's.
 A bug of ours exits 70 with ``internal error in ... on OP`` (``-debug`` or
 ``SHARDY_REF_DEBUG=1``: the traceback); ``-o`` replaces its file only once all is
 written, and only when the run succeeds.
@@ -44,6 +50,8 @@ class Options:
     probe_dir: str | None = None
     vectorize: bool = True
     debug: bool = False
+    num_partitions: int = 1
+    num_replicas: int = 1
 
 
 def _help(opts: Options, arg: str, value: str | None, rest) -> None:
@@ -73,6 +81,17 @@ def _valued(field_name: str):
     return handle
 
 
+def _count(field_name: str):
+    """A flag with a positive whole number: ``--flag=N`` or ``--flag N``."""
+    def handle(opts: Options, arg: str, value: str | None, rest) -> None:
+        value = next(rest, None) if value is None else value
+        if value is None or not value.isdigit() or int(value) < 1:
+            raise UsageError(f"{arg.partition('=')[0]} takes a positive whole number, got "
+                             f"{value!r}")
+        setattr(opts, field_name, int(value))
+    return handle
+
+
 def _ignored(opts: Options, arg: str, value: str | None, rest) -> None:
     pass
 
@@ -84,6 +103,7 @@ _FLAGS = {
     "interpreter-print-dense": _set("print_dense"), "debug": _set("debug"),
     "no-vectorize": _set("vectorize", False),
     "args": _valued("args"), "probe-output-dir": _valued("probe_dir"), "o": _valued("output"),
+    "num-partitions": _count("num_partitions"), "num-replicas": _count("num_replicas"),
     "allow-unregistered-dialect": _ignored, "mlir-disable-threading": _ignored,
 }
 
@@ -157,18 +177,33 @@ def interpret_chunk(chunk, opts: Options, filename: str, args: list, out) -> lis
             interp = Interpreter(module, stdout=out, probe_dir=opts.probe_dir,
                                  vectorize=opts.vectorize)
             func = interp.entry_function("main")
-            results = interp.run_args(func, args)
+            processes = opts.num_replicas * opts.num_partitions
+            if processes == 1:
+                per_process = [interp.run_args(func, args)]
+            else:
+                from shardy_ref.execute.api import run_grid
+
+                per_process = run_grid(interp, func, [list(args)] * processes,
+                                       num_replicas=opts.num_replicas)
     except ShardyRefError as e:
         return [e.diagnostic]
-    for value in results:
-        if not isinstance(value, Tensor):
-            out.write("!stablehlo.token\n" if value.__class__.__name__ == "Token" else
-                      f"{value}\n")
-        elif opts.print_dense:
-            out.write(f"{to_dense(value)}\n")
-        else:
-            out.write(f"{format_tensor(value)}\n")
+    for pid, results in enumerate(per_process):
+        if len(per_process) > 1:
+            replica, partition = divmod(pid, opts.num_partitions)
+            out.write(f"// process {pid} (replica {replica}, partition {partition})\n")
+        for value in results:
+            _write_value(value, opts, out, format_tensor, to_dense, Tensor)
     return []
+
+
+def _write_value(value, opts: Options, out, format_tensor, to_dense, tensor_type) -> None:
+    if not isinstance(value, tensor_type):
+        out.write("!stablehlo.token\n" if value.__class__.__name__ == "Token" else
+                  f"{value}\n")
+    elif opts.print_dense:
+        out.write(f"{to_dense(value)}\n")
+    else:
+        out.write(f"{format_tensor(value)}\n")
 
 
 def run(opts: Options, stdin=None, stdout=None, stderr=None) -> int:

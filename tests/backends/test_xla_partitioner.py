@@ -136,3 +136,59 @@ def test_xla_partitioner_flags_misused_are_usage_errors(argv, capsys):
         main(["check", *argv, path])
     assert e.value.code == 2
     assert "--partitioner xla" in capsys.readouterr().err
+
+
+def test_translate_runs_xlas_per_device_program_on_its_grid(partitioned):
+    """``shardy-ref-translate --interpret --num-partitions=N`` runs the converted program
+    of another compiler as ``run_spmd`` does (every process given the same arguments)."""
+    import io
+
+    from shardy_ref.execute.values import Tensor, from_dense, to_dense
+    from shardy_ref.parser import parse_attribute
+    from shardy_ref.tools.translate import parse_args, run
+
+    *_, program = partitioned["mlp.mlir"]
+    func = entry_function(parse_module(program.text), None)
+    local = random_arguments([a.type for a in func.regions[0].blocks[0].args], 1)
+    dense = [to_dense(Tensor(a.type, value, 0))
+             for a, value in zip(func.regions[0].blocks[0].args, local, strict=True)]
+    out, err = io.StringIO(), io.StringIO()
+    rc = run(parse_args(["--interpret", "--num-partitions=8", "--interpreter-print-dense",
+                         f"--args=[{', '.join(map(str, dense))}]", "-"]),
+             io.StringIO(program.text), out, err)
+    assert (rc, err.getvalue()) == (0, "")
+    printed = [line for line in out.getvalue().splitlines() if not line.startswith("//")]
+    want = run_spmd(program.text, [local] * 8)
+    assert len(printed) == 8
+    for line, (value,) in zip(printed, want, strict=True):
+        got = from_dense(parse_attribute(line)).data
+        np.testing.assert_array_equal(got, value)
+
+
+def test_partitioning_in_a_child_process_gives_the_same_program(partitioned):
+    from shardy_ref.backends.xla_isolated import partition_isolated
+
+    text, n, _, program = partitioned["mlp.mlir"]
+    assert partition_isolated(text, n) == program
+
+
+def test_xla_aborting_is_an_error_line_quoting_it():
+    from shardy_ref.backends.xla_isolated import _failure
+
+    stderr = ("F1129 18:50:59.098297   22465 hlo_sharding.h:754] Check failed: IsTiledLeaf()\n"
+              "*** Check failure stack trace: ***\n    @     0x7f3a32840634  absl::Flush()\n")
+    assert _failure(-6, stderr) == (
+        "XLA crashed while partitioning the module (the process was killed by SIGABRT): "
+        "F1129 18:50:59.098297   22465 hlo_sharding.h:754] Check failed: IsTiledLeaf()")
+    assert _failure(3, "") == ("XLA crashed while partitioning the module (the process "
+                               "exited with status 3): nothing on stderr")
+
+
+def test_a_module_xla_refuses_is_a_located_error(tmp_path, capsys):
+    """GSPMD cannot partition a module lowered for Shardy (its sdy custom calls)."""
+    path = ROOT / "examples" / "jax" / "shard_map.mlir"
+    assert main(["check", "--quiet", "--partitioner", "xla", "--xla-partitioner", "gspmd",
+                 str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("shardy-ref check: error: XLA could not compile the module")
+    assert "Traceback" not in err

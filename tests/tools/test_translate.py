@@ -98,3 +98,55 @@ def test_usage_errors():
         parse_args(["x.mlir"])
     with pytest.raises(UsageError, match="Unknown command line argument"):
         parse_args(["--interpret", "--frobnicate"])
+
+
+GRID = """func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %p = stablehlo.partition_id : tensor<ui32>
+  %r = stablehlo.replica_id : tensor<ui32>
+  %0 = "stablehlo.all_reduce"(%a) <{
+      channel_handle = #stablehlo.channel_handle<handle = 1, type = 0>,
+      replica_groups = dense<[[0, 1], [2, 3]]> : tensor<2x2xi64>, use_global_device_ids}> ({
+  ^bb0(%l: tensor<f32>, %m: tensor<f32>):
+    %s = stablehlo.add %l, %m : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<2xf32>) -> tensor<2xf32>
+  %q = stablehlo.multiply %r, %r : tensor<ui32>
+  %t = stablehlo.add %p, %q : tensor<ui32>
+  %f = stablehlo.convert %t : (tensor<ui32>) -> tensor<f32>
+  %b = stablehlo.broadcast_in_dim %f, dims = [] : (tensor<f32>) -> tensor<2xf32>
+  %1 = stablehlo.add %0, %b : tensor<2xf32>
+  return %1 : tensor<2xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("vectorize", [[], ["--no-vectorize"]])
+def test_a_per_device_program_runs_on_a_grid_of_processes(vectorize):
+    """Every process of a 2 x 2 grid runs @main: partition and replica ids, and an
+    all_reduce over flattened ids, as on four devices."""
+    rc, out, err = translate(GRID, "--num-partitions=2", "--num-replicas", "2",
+                             "--args=[dense<[1.0, 2.0]> : tensor<2xf32>]",
+                             "--interpreter-print-dense", *vectorize)
+    assert (rc, err) == (0, "")
+    expected = []
+    for pid in range(4):
+        replica, partition = divmod(pid, 2)
+        extra = partition + replica * replica
+        expected += [f"// process {pid} (replica {replica}, partition {partition})",
+                     f"dense<[{2 + extra:.6e}, {4 + extra:.6e}]> : tensor<2xf32>"]
+    assert out.splitlines() == expected
+
+
+@pytest.mark.parametrize("flag", ["--num-partitions=0", "--num-replicas=x",
+                                  "--num-partitions"])
+def test_grid_flags_take_positive_numbers(flag):
+    with pytest.raises(UsageError, match="positive whole number"):
+        parse_args(["--interpret", flag, "-"])
+
+
+def test_a_grid_too_small_for_the_program_is_a_located_error():
+    rc, out, err = translate(GRID, "--num-partitions=3",
+                             "--args=[dense<[1.0, 2.0]> : tensor<2xf32>]")
+    assert rc == 1 and out == ""
+    assert "<stdin>:4:8: error: 'stablehlo.all_reduce' names process 3, but the process " \
+           "grid has 3 process(es)" in err
