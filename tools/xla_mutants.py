@@ -84,9 +84,8 @@ def _close(a: list, b: list) -> bool:
 def _dense_groups(text: str) -> str:
     """``text`` with every mesh-axes replica group list written out as dense groups."""
     from shardy_ref.execute.spmd import mesh_axes_groups
-    from shardy_ref.ir.builtin_attrs import DenseElementsAttr
+    from shardy_ref.ir.replica_groups import groups_attr
     from shardy_ref.ir.stablehlo_attrs import ReplicaGroupMeshAxes
-    from shardy_ref.ir.types import I64, RankedTensorType
     from shardy_ref.parser import parse_module, print_module
 
     module = parse_module(text)
@@ -95,10 +94,8 @@ def _dense_groups(text: str) -> str:
     for op in module.walk():
         groups = op.attributes.get("replica_groups")
         if isinstance(groups, ReplicaGroupMeshAxes):
-            rows = mesh_axes_groups(op, groups, meshes[groups.mesh.root])
-            op.attributes["replica_groups"] = DenseElementsAttr.from_values(
-                RankedTensorType((len(rows), len(rows[0])), I64),
-                [d for row in rows for d in row])
+            op.attributes["replica_groups"] = groups_attr(
+                mesh_axes_groups(op, groups, meshes[groups.mesh.root]))
     return print_module(module)
 
 

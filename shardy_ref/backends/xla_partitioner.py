@@ -218,9 +218,8 @@ def _restore_device_order(module, hlo: str) -> None:
     if not orders:
         return
     from shardy_ref.execute.spmd import mesh_axes_groups
-    from shardy_ref.ir.builtin_attrs import DenseElementsAttr
+    from shardy_ref.ir.replica_groups import groups_attr
     from shardy_ref.ir.sdy_axes import Mesh
-    from shardy_ref.ir.types import I64, RankedTensorType
 
     meshes = {op.attributes["sym_name"].value: op.attributes["mesh"]
               for op in module.regions[0].blocks[0] if op.name == "sdy.mesh"}
@@ -231,10 +230,8 @@ def _restore_device_order(module, hlo: str) -> None:
                 or int(handle.handle) not in orders:
             continue
         mesh = meshes[groups.mesh.root]
-        rows = mesh_axes_groups(op, groups, Mesh(mesh.axes, tuple(orders[int(handle.handle)])))
-        type_ = RankedTensorType((len(rows), len(rows[0])), I64)
-        op.attributes["replica_groups"] = DenseElementsAttr.from_values(
-            type_, [d for row in rows for d in row])
+        op.attributes["replica_groups"] = groups_attr(mesh_axes_groups(
+            op, groups, Mesh(mesh.axes, tuple(orders[int(handle.handle)]))))
 
 
 def _device_ids(text: str) -> list[int]:

@@ -8,7 +8,9 @@ import itertools
 
 import numpy as np
 
+from shardy_ref.ir.builtin_attrs import DenseElementsAttr
 from shardy_ref.ir.sdy_axes import AxisRef, Mesh
+from shardy_ref.ir.types import I64, RankedTensorType
 
 
 def ordered_axis_refs(axes, mesh: Mesh) -> list[AxisRef]:
@@ -44,3 +46,12 @@ def device_groups(axes: list[AxisRef], mesh: Mesh) -> np.ndarray:
     ids = np.array(mesh.device_ids) if mesh.device_ids else np.arange(total)
     array = ids.reshape([a.size(mesh) for a in ordered]).transpose(perm)
     return array.reshape(total // group_size, group_size)
+
+
+def groups_attr(rows) -> DenseElementsAttr:
+    """Device groups as a ``replica_groups`` attribute: ``dense<[[...], ...]> :
+    tensor<GxNxi64>``, shorter groups padded with ``-1`` (as StableHLO allows)."""
+    rows = [[int(d) for d in row] for row in rows]
+    width = max((len(row) for row in rows), default=0)
+    values = [d for row in rows for d in row + [-1] * (width - len(row))]
+    return DenseElementsAttr.from_values(RankedTensorType((len(rows), width), I64), values)

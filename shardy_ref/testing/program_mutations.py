@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 from shardy_ref.ir.builtin_attrs import DenseElementsAttr
 from shardy_ref.ir.operation import Operation
+from shardy_ref.ir.replica_groups import groups_attr
 from shardy_ref.ir.stablehlo_attrs import ReplicaGroupMeshAxes
-from shardy_ref.ir.types import I64, RankedTensorType
 
 KINDS = ("drop_all_reduce", "regroup", "swap_permute_pair", "shift_dynamic_slice")
 _GROUPED = ("stablehlo.all_reduce", "stablehlo.all_gather", "stablehlo.reduce_scatter",
@@ -123,10 +123,7 @@ def _regroup(module: Operation, op: Operation) -> None:
         groups[big][-1], groups[other][0] = groups[other][0], groups[big][-1]
     else:
         groups[big][0], groups[big][1] = groups[big][1], groups[big][0]
-    width = max(len(g) for g in groups)
-    rows = [g + [-1] * (width - len(g)) for g in groups]
-    op.attributes["replica_groups"] = DenseElementsAttr.from_values(
-        RankedTensorType((len(rows), width), I64), [d for row in rows for d in row])
+    op.attributes["replica_groups"] = groups_attr(groups)
 
 
 def _swap_pairs(module: Operation, op: Operation) -> None:

@@ -5,21 +5,17 @@
 from __future__ import annotations
 
 from shardy_ref.ir.builtin_attrs import ArrayAttr, DenseElementsAttr, SymbolRefAttr
-from shardy_ref.ir.replica_groups import device_groups
+from shardy_ref.ir.replica_groups import device_groups, groups_attr
 from shardy_ref.ir.sdy_axes import AxisRef, Mesh
 from shardy_ref.ir.stablehlo_attrs import AxisRef as ShloAxisRef
 from shardy_ref.ir.stablehlo_attrs import ReplicaGroupMeshAxes
 from shardy_ref.ir.stablehlo_attrs import SubAxisInfo as ShloSubAxisInfo
-from shardy_ref.ir.types import RankedTensorType
-from shardy_ref.partition.export.lowering import I64
 
 
 def replica_groups_v1(axes, mesh: Mesh) -> DenseElementsAttr:
     """Upstream ``getReplicaGroups``: devices that differ only along ``axes`` form a
     group, ordered by ``axes`` (major to minor)."""
-    array = device_groups(list(axes), mesh)
-    type_ = RankedTensorType(array.shape, I64)
-    return DenseElementsAttr.from_values(type_, [int(v) for v in array.reshape(-1)])
+    return groups_attr(device_groups(list(axes), mesh))
 
 
 def _shlo_axis(axis: AxisRef) -> ShloAxisRef:
