@@ -2,8 +2,9 @@
 """Edits of XLA's partitioned programs, judged by ``check --partitioner xla`` and run by
 XLA itself (issue 31's mutation test, with XLA as the independent witness).
 
-For every ``examples/jax`` program partitioned by XLA's Shardy partitioner, each mutant of
-:mod:`shardy_ref.testing.program_mutations` is
+For every ``examples/jax`` program and the JAX-sweep functions of
+``tests.backends.xla_programs.COLLECTIVE_PERMUTES`` (named ``sweep:NAME``), partitioned by
+XLA's Shardy partitioner, each mutant of :mod:`shardy_ref.testing.program_mutations` is
 
 * judged by :func:`~shardy_ref.backends.xla_check.check_partitioned` (MISMATCH, error or
   OK);
@@ -20,7 +21,7 @@ collective in HLO (see docs/xla_partitioner_bugs.md). XLA aborts its process whe
 deadlock in a collective (after 40 s), so each program's mutants run in a child process and
 a mutant that kills it is rerun alone and counted as "XLA aborts".
 
-    python tools/xla_mutants.py [--only NAME ...]      (needs the jax extra; ~2 min)
+    python tools/xla_mutants.py [--only NAME ...]      (needs the jax extra; ~6 min)
 """
 from __future__ import annotations
 
@@ -44,10 +45,15 @@ def _program(name: str):
     from shardy_ref.ir.utils import entry_function
     from shardy_ref.parser import parse_module
 
+    xla_devices(64)
+    if name.startswith("sweep:"):
+        from tests.backends.xla_programs import sweep_program
+
+        text, n, arrays = sweep_program(name.removeprefix("sweep:"))
+        return text, n, arrays, partition_with_xla(text, n)
     text = (ROOT / "examples" / "jax" / name).read_text()
     found = re.search(r"mhlo.num_partitions = (\d+)", text)
     n = int(found.group(1)) if found else 8
-    xla_devices(64)
     func = entry_function(parse_module(text), None)
     arrays = random_arguments([a.type for a in func.regions[0].blocks[0].args], 0)
     return text, n, arrays, partition_with_xla(text, n)
@@ -166,8 +172,10 @@ def main() -> int:
         worker(opts.worker[0], [int(i) for i in opts.worker[1:]])
         return 0
     from shardy_ref.testing.program_mutations import mutants
+    from tests.backends.xla_programs import COLLECTIVE_PERMUTES
 
-    names = opts.only or sorted(p.name for p in (ROOT / "examples" / "jax").glob("*.mlir"))
+    names = opts.only or [*sorted(p.name for p in (ROOT / "examples" / "jax").glob("*.mlir")),
+                          *(f"sweep:{name}" for name in COLLECTIVE_PERMUTES)]
     table: collections.Counter = collections.Counter()
     programs = collections.defaultdict(set)
     bad = []

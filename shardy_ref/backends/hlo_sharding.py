@@ -179,7 +179,7 @@ class HloSharding:
                 piece = padded
             if not self.holds_the_sum(d):
                 piece = np.zeros_like(piece)
-            out.append(np.ascontiguousarray(piece))
+            out.append(np.array(piece, order="C"))  # ascontiguousarray makes 0-d 1-d
         return out
 
     def expected(self, array: np.ndarray, num_devices: int) -> list[np.ndarray | None]:

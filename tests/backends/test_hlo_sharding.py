@@ -147,3 +147,10 @@ def test_unreduced_parts_go_to_the_first_of_each_group_and_sum_back():
     assert not wrong.same and wrong.wrong_devices == (0, 2)
     whole = parse_hlo_sharding("{unreduced}")
     assert check_output(0, whole, [x / 4] * 4, x, 1e-6, 1e-6).same
+
+
+def test_a_scalar_stays_a_scalar_on_every_device():
+    for text in ("{replicated}", "{devices=[2]0,1 last_tile_dim_replicate}",
+                 "{maximal device=1}"):
+        shards = parse_hlo_sharding(text).shard(np.float32(3), 2)
+        assert [a.shape for a in shards] == [(), ()], text

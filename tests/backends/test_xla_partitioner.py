@@ -67,14 +67,29 @@ def test_reordered_mesh_groups_are_written_out_from_the_hlo(partitioned):
     assert "replica_group_mesh_axes" not in program.text
 
 
-def test_every_edit_of_xlas_programs_is_reported_unless_it_changes_nothing(partitioned):
+@pytest.fixture(scope="module")
+def sweep_partitioned():
+    """JAX-sweep functions whose XLA programs hold collective_permutes."""
+    from tests.backends.xla_programs import COLLECTIVE_PERMUTES, sweep_program
+
+    xla_devices(64)
+    out = {}
+    for name in COLLECTIVE_PERMUTES:
+        text, n, arrays = sweep_program(name)
+        out[name] = (text, n, arrays, partition_with_xla(text, n))
+    return out
+
+
+def test_every_edit_of_xlas_programs_is_reported_unless_it_changes_nothing(
+        partitioned, sweep_partitioned):
     """A mutant is reported (MISMATCH or an error), or every device computes exactly what
     it computed before the edit (an edit these inputs cannot see: a reduction of equal
-    values, a branch not taken)."""
+    values, a branch not taken). Every kind of edit is tried on ten programs or more
+    (``tools/xla_mutants.py`` also runs every mutant on XLA as a witness)."""
     caught = dict.fromkeys(KINDS, 0)
     programs = {kind: set() for kind in KINDS}
     unseen = []
-    for name, (text, n, arrays, program) in partitioned.items():
+    for name, (text, n, arrays, program) in {**partitioned, **sweep_partitioned}.items():
         args = device_arguments(program, arrays)
         before = None
         for mutant in mutants(program.text):
@@ -96,8 +111,8 @@ def test_every_edit_of_xlas_programs_is_reported_unless_it_changes_nothing(parti
                        for a, b in zip(x, y, strict=True)):
                 unseen.append((name, mutant.kind, mutant.where))
     assert not unseen
-    assert all(caught[kind] >= 3 for kind in KINDS), caught
-    assert sum(len(p) >= 10 for p in programs.values()) >= 3, programs
+    assert all(caught[kind] >= 10 for kind in KINDS), caught
+    assert all(len(names) >= 10 for names in programs.values()), programs
 
 
 def test_the_first_wrong_value_is_located_by_xlas_op_names(partitioned):
