@@ -128,7 +128,10 @@ def _check_partitioner_options(parser: argparse.ArgumentParser, opts) -> None:
     if getattr(opts, "partitioner", "ours") == "xla":
         clash = [flag for flag, on in (("--backend xla", opts.backend == "xla"),
                                        ("--processes", opts.processes != 1),
-                                       ("--no-halo-exchange", opts.no_halo_exchange))
+                                       ("--no-halo-exchange", opts.no_halo_exchange),
+                                       ("--devices-from-mesh", opts.devices_from_mesh),
+                                       ("--memory-budget", opts.memory_budget is not None),
+                                       ("--function", opts.function != "main"))
                  if on]
         if clash:
             parser.error(f"--partitioner xla runs XLA's program in our simulator; it takes no "

@@ -144,6 +144,9 @@ def test_check_command_reports_xlas_collectives_and_keeps_its_program(tmp_path, 
 @pytest.mark.parametrize("argv", [
     ["--save-hlo", "d"], ["--xla-partitioner", "gspmd"],
     ["--partitioner", "xla", "--backend", "xla"],
+    ["--partitioner", "xla", "--memory-budget", "1G"],
+    ["--partitioner", "xla", "--devices-from-mesh"],
+    ["--partitioner", "xla", "--function", "f"],
 ])
 def test_xla_partitioner_flags_misused_are_usage_errors(argv, capsys):
     path = str(ROOT / "examples" / "jax" / "mlp.mlir")
