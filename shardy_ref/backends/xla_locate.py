@@ -28,8 +28,8 @@ from shardy_ref.ir.types import RankedTensorType
 
 @dataclass(frozen=True, slots=True)
 class Divergence:
-    """The first wrong value: the per-device op (its printed form), XLA's name for it,
-    the global op's sharding, and how its values compare."""
+    """The first wrong value: the per-device op (name, callee, position, result type),
+    XLA's name for it, the global op's sharding, and how its values compare."""
 
     op: str
     xla_name: str
