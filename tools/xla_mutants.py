@@ -21,7 +21,7 @@ collective in HLO (see docs/xla_partitioner_bugs.md). XLA aborts its process whe
 deadlock in a collective (after 40 s), so each program's mutants run in a child process and
 a mutant that kills it is rerun alone and counted as "XLA aborts".
 
-    python tools/xla_mutants.py [--only NAME ...]      (needs the jax extra; ~6 min)
+    python tools/xla_mutants.py [--only NAME ...]      (needs the jax extra; ~8 min)
 """
 from __future__ import annotations
 
