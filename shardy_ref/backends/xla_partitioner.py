@@ -3,8 +3,10 @@
 :func:`partition_with_xla` compiles a global-view module (sdy shardings, as jax lowers it)
 for its devices with XLA's SPMD partitioner (Shardy, or GSPMD), keeps the HLO module XLA
 dumps right after its ``spmd-partitioning`` pass (``xla_dump_hlo_pass_re``, set in the
-compile's own debug options), and converts it to StableHLO with jaxlib's converter
-(``hlo_to_stablehlo``). What XLA uses that StableHLO has no op for is rewritten in that
+compile's own debug options; the ``.hlo.pb`` dump, since the text one elides large
+constants), and converts it to StableHLO with jaxlib's converter (``hlo_to_stablehlo``),
+putting back the mesh device order the converter drops
+(:func:`_restore_device_order`). What XLA uses that StableHLO has no op for is rewritten in that
 module before it is printed (:func:`_portable`): ``mhlo.copy`` (a copy: its operand),
 ``mhlo.erf`` (``chlo.erf``), ``mhlo.topk`` (``chlo.top_k``, largest first); anything
 else ``mhlo`` is refused by our parser with its location. The entry function's argument and
