@@ -104,3 +104,34 @@ def test_module_environment_is_built_once_per_function_pass(monkeypatch):
     PassManager(parse_pipeline("func.func(canonicalize,cse)"),
                 verify=verify_module).run(module, PassContext())
     assert 0 < len(built) <= 2, len(built)
+
+
+def test_calls_look_their_callees_up_in_one_table_per_function_pass(monkeypatch):
+    """Verifying each function after a function pass checks its calls against the module's
+    symbols; the module's table is built once while they are fixed, not once per call
+    (which was quadratic in the number of calls: scale.py's ``calls`` module)."""
+    import shardy_ref.ir.symbols as symbols
+    from shardy_ref.ir.verify import verify_module
+    from shardy_ref.parser import parse_module
+    from shardy_ref.pass_manager import PassContext, PassManager, parse_pipeline
+
+    funcs = "\n".join(
+        f"func.func private @f{i}(%a: tensor<4xf32>) -> tensor<4xf32> {{\n"
+        f"  %b = stablehlo.add %a, %a : tensor<4xf32>\n  return %b : tensor<4xf32>\n}}"
+        for i in range(30))
+    calls = "\n".join(f"  %c{i} = call @f{i}(%c{i - 1}) : (tensor<4xf32>) -> tensor<4xf32>"
+                      for i in range(30)).replace("%c-1", "%x")
+    main = (f"func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {{\n{calls}\n"
+            "  return %c29 : tensor<4xf32>\n}")
+    module = parse_module(funcs + "\n" + main)
+    built = []
+    original = symbols.SymbolTable.__init__
+
+    def counting(self, op, *args, **kwargs):
+        built.append(op)
+        original(self, op, *args, **kwargs)
+
+    monkeypatch.setattr(symbols.SymbolTable, "__init__", counting)
+    PassManager(parse_pipeline("func.func(canonicalize,cse)"),
+                verify=verify_module).run(module, PassContext())
+    assert len([op for op in built if op is module]) <= 4, len(built)

@@ -145,9 +145,23 @@ class VerifyContext:
         self._positions = None
         self._enclosing: dict[str, dict] = {}
         self._envs: dict[Operation, tuple] = {}
+        self._tables: dict[Operation, object] = {}
         # op -> {attribute name, or None for the op's own invariants: the inputs of that
         # check's last success}, kept while a pipeline runs (None: no pipeline)
         self.memo: dict[Operation, dict] | None = _pipeline_memo()
+
+    def table_of(self, module: Operation):
+        """The symbol table of ``module`` (the verified one's, or one built once per verify
+        and shared while its symbols are fixed: a function pass verifies each function,
+        whose calls look their callees up in the module)."""
+        if module is self.module and self.symbols is not None:
+            return self.symbols
+        table = self._tables.get(module)
+        if table is None:
+            from shardy_ref.ir.symbols import symbol_table
+
+            table = self._tables[module] = symbol_table(module)
+        return table
 
     def from_enclosing(self, name: str, op: Operation, step: Callable, top):
         """What the ops enclosing ``op`` (not ``op`` itself) make of ``top``, innermost last:

@@ -99,16 +99,10 @@ def _types(types) -> str:
 def _lookup_nearest(op: Operation, ref, ctx: VerifyContext) -> Operation | None:
     """MLIR's ``lookupNearestSymbolFrom``: ``ref`` in the closest enclosing symbol table
     (a ``builtin.module``)."""
-    from shardy_ref.ir.symbols import SymbolTable
-
     table = op.parent_op
     while table is not None and table.name != "builtin.module":
         table = table.parent_op
-    if table is None:
-        return None
-    symbols = ctx.symbols if table is ctx.module and ctx.symbols is not None \
-        else SymbolTable(table)
-    return symbols.lookup(ref.root)
+    return None if table is None else ctx.table_of(table).lookup(ref.root)
 
 
 def _verify_terminator(op: Operation, ctx: VerifyContext) -> None:
