@@ -53,10 +53,10 @@ def first_divergence(partitioned, arrays, *, rtol: float, atol: float,
     except ShardyRefError:
         return None
     _cut_before_custom_calls(global_module, function)
-    global_ops = _named_ops(global_module, function, last=True)
+    global_ops = _named_ops(global_module, function)
     shardings = {name: s for name, op in global_ops.items()
                  if (s := _sharding_of(op)) is not None}
-    local_ops = _named_ops(local_module, function, last=True,
+    local_ops = _named_ops(local_module, function,
                            wanted={name: (global_ops[name], s)
                                    for name, s in shardings.items()})
     names = [n for n in local_ops if n in shardings]
@@ -82,7 +82,7 @@ def first_divergence(partitioned, arrays, *, rtol: float, atol: float,
     return None
 
 
-def _named_ops(module, function: str, *, last: bool = False, wanted=None) -> dict:
+def _named_ops(module, function: str, *, wanted=None) -> dict:
     """Top-level single-result tensor ops of the entry function by their location name;
     with ``wanted`` (name -> (global op, sharding)), only ops of the local shape of that
     sharding, the last of each name."""
@@ -106,9 +106,7 @@ def _named_ops(module, function: str, *, last: bool = False, wanted=None) -> dic
             if tuple(op.results[0].type.shape) != local or \
                     op.results[0].type.element_type != global_op.results[0].type.element_type:
                 continue
-        if name in found and not last:
-            continue
-        found[name] = op
+        found[name] = op  # the last op of each name wins
     return found
 
 

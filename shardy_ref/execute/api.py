@@ -21,10 +21,7 @@ def run(module, *arrays, function: str = "main") -> tuple:
     op = _module_op(module)
     interp = Interpreter(op, plans=_plans_of(op))
     func = interp.entry_function(function)
-    block = func.regions[0].blocks[0] if func.regions and func.regions[0].blocks else None
-    if block is None:
-        raise InterpreterError(func.location, f"@{function} has no body to run")
-    types = [a.type for a in block.args]
+    types = _argument_types(func, function)
     if len(arrays) != len(types):
         raise InterpreterError(func.location, f"@{function} takes {len(types)} arguments, "
                                f"got {len(arrays)}")

@@ -29,15 +29,16 @@ RENDEZVOUS_TIMEOUT = 30.0  # seconds a process waits for its peers before giving
 
 
 # -- process groups -------------------------------------------------------------------------
-def replica_groups(op, name: str = "replica_groups", ctx=None) -> list[list[int]]:
+def replica_groups(op, name: str = "replica_groups", symbols=None) -> list[list[int]]:
     """The groups of a ``replica_groups``/``source_target_pairs`` attribute, ``-1`` padding
     dropped (the reference's ``getReplicaGroups``); mesh-axes groups are resolved against
-    the module's ``sdy.mesh`` (:func:`mesh_axes_groups`)."""
+    the ``sdy.mesh`` that ``symbols.lookup`` (the module's symbols) finds
+    (:func:`mesh_axes_groups`)."""
     attr = op.attributes.get(name)
     if attr is None:
         return []
     if isinstance(attr, ReplicaGroupMeshAxes):
-        return mesh_axes_groups(op, attr, _mesh_of_groups(ctx, op, attr))
+        return mesh_axes_groups(op, attr, _mesh_of_groups(symbols, op, attr))
     if not hasattr(attr, "flat_values"):
         raise InterpreterError(None, f"'{op.name}': {name} = {attr} is not supported by the "
                                "interpreter (dense or mesh-axes replica groups only)")
@@ -72,13 +73,13 @@ def _sdy_ref(op, ref, mesh: Mesh) -> SdyAxisRef:
     return out
 
 
-def _mesh_of_groups(ctx, op, attr: ReplicaGroupMeshAxes) -> Mesh:
-    """The mesh that mesh-axes replica groups name (inline, or an ``sdy.mesh`` symbol of
-    the running module)."""
+def _mesh_of_groups(symbols, op, attr: ReplicaGroupMeshAxes) -> Mesh:
+    """The mesh that mesh-axes replica groups name (inline, or an ``sdy.mesh`` symbol
+    ``symbols`` finds)."""
     if isinstance(attr.mesh, Mesh):
         return attr.mesh
     name = attr.mesh.root
-    found = None if ctx is None else ctx.interp.module.lookup(name)
+    found = None if symbols is None else symbols.lookup(name)
     mesh = found.attributes.get("mesh") if found is not None and found.name == "sdy.mesh" \
         else None
     if mesh is None:
@@ -119,7 +120,7 @@ def flattened_ids(grid: ProcessGrid, groups) -> list[list[int]]:
 
 def reduction_groups(ctx, op) -> list[list[int]]:
     """Groups of ``all_gather``/``all_reduce``/``reduce_scatter``/``collective_reduce``."""
-    groups = replica_groups(op, ctx=ctx)
+    groups = replica_groups(op, symbols=ctx.interp.module)
     cid, use_global = channel_id(op), use_global_device_ids(op)
     if use_global:
         return flattened_ids(ctx.grid, groups)
@@ -128,7 +129,7 @@ def reduction_groups(ctx, op) -> list[list[int]]:
 
 def exchange_groups(ctx, op, name: str = "replica_groups") -> list[list[int]]:
     """Groups of ``all_to_all``/``collective_broadcast``/``collective_permute``."""
-    groups = replica_groups(op, name, ctx)
+    groups = replica_groups(op, name, ctx.interp.module)
     return (cross_partition if channel_id(op) > 0 else cross_replica)(ctx.grid, groups)
 
 

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from shardy_ref.ir.builtin_attrs import DenseElementsAttr
 from shardy_ref.ir.operation import Operation
 from shardy_ref.ir.replica_groups import groups_attr
-from shardy_ref.ir.stablehlo_attrs import ReplicaGroupMeshAxes
 
 KINDS = ("drop_all_reduce", "regroup", "swap_permute_pair", "shift_dynamic_slice")
 _GROUPED = ("stablehlo.all_reduce", "stablehlo.all_gather", "stablehlo.reduce_scatter",
@@ -62,21 +61,16 @@ def _sites(kind: str, module: Operation) -> list[Operation]:
 # -- where each edit applies ------------------------------------------------------------------
 def _groups(module: Operation, op: Operation) -> list[list[int]] | None:
     """The replica groups of ``op`` as device ids (mesh-axes groups resolved)."""
-    attr = op.attributes.get("replica_groups")
-    if attr is None:
-        return None
-    if isinstance(attr, ReplicaGroupMeshAxes):
-        from shardy_ref.execute.spmd import mesh_axes_groups
+    from shardy_ref.execute.errors import InterpreterError
+    from shardy_ref.execute.spmd import replica_groups
+    from shardy_ref.ir.module import Module
 
-        meshes = {m.attributes["sym_name"].value: m.attributes["mesh"]
-                  for m in module.regions[0].blocks[0] if m.name == "sdy.mesh"}
-        mesh = attr.mesh if not hasattr(attr.mesh, "root") else meshes.get(attr.mesh.root)
-        return None if mesh is None else mesh_axes_groups(op, attr, mesh)
-    shape = attr.type.shape
-    values = [int(v) for v in attr.flat_values()]
-    width = shape[1] if len(shape) == 2 else 0
-    return [[v for v in values[i * width:(i + 1) * width] if v != -1]
-            for i in range(shape[0] if shape else 0)]
+    if "replica_groups" not in op.attributes:
+        return None
+    try:
+        return replica_groups(op, symbols=Module(module))
+    except InterpreterError:  # groups the interpreter cannot read: not an edit site
+        return None
 
 
 def _can_drop(module: Operation, op: Operation) -> bool:

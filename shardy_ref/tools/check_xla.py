@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from shardy_ref.ir.diagnostics import ToolError
+from shardy_ref.tools.simulate_cmd import format_devices
 
 
 def check_with_xla(opts, module, text: str, filename: str, arrays: list, progress) -> int:
@@ -51,13 +52,13 @@ def describe(report, filename: str) -> str:
     lines.append(f"  XLA's per-device program: collectives {used or 'none'}")
     for out in report.outputs:
         bad = "" if out.same else "; devices with wrong elements: " + \
-            _format_devices(list(out.wrong_devices))
+            format_devices(list(out.wrong_devices))
         lines.append(f"  out{out.index}: {out.line}{bad}")
     first = report.first_wrong
     if first is not None:
         lines.append(f"  first wrong value: {first.op}, XLA's {first.xla_name} sharded "
                      f"{first.sharding}: {first.line}; devices with wrong elements: "
-                     f"{_format_devices(list(first.wrong_devices))}")
+                     f"{format_devices(list(first.wrong_devices))}")
     elif not report.ok:
         lines.append("  first wrong value: not located (no op of XLA's program could be "
                      "paired with a value of the global program)")
@@ -91,8 +92,3 @@ def save_hlo(directory: str, filename: str, partitioned) -> None:
         Path(directory, f"{stem}.per_device.mlir").write_text(partitioned.text)
     except OSError as e:
         raise ToolError(f"cannot write to {directory}: {e.strerror}") from None
-
-
-def _format_devices(devices: list[int]) -> str:
-    return ", ".join(map(str, devices[:16])) + (f", ... ({len(devices)})"
-                                                if len(devices) > 16 else "")

@@ -228,7 +228,7 @@ def check_command(opts, text: str, filename: str, progress) -> int:
             continue
         line, same = compare(g, w, opts.rtol, opts.atol)
         bad = "" if same else "; devices with wrong elements: " + \
-            _format_devices(wrong_devices(program, i, g, w, opts.rtol, opts.atol))
+            format_devices(wrong_devices(program, i, g, w, opts.rtol, opts.atol))
         print(f"  out{i}: {line}{bad}")
         ok &= same
     who = " (run by XLA)" if opts.backend == "xla" else ""
@@ -409,7 +409,7 @@ def wrong_devices(program, index: int, got, want, rtol: float, atol: float) -> l
                   if bad[tuple(slice(start, stop) for start, stop in b.ranges)].any())
 
 
-def _format_devices(devices: list[int]) -> str:
+def format_devices(devices: list[int]) -> str:
     return ", ".join(map(str, devices[:16])) + (f", ... ({len(devices)})"
                                                 if len(devices) > 16 else "")
 
