@@ -11,7 +11,6 @@ import io
 import os
 import stat
 import sys
-import tempfile
 from contextlib import suppress
 
 
@@ -55,6 +54,8 @@ def replace_file(path: str, data: bytes) -> None:
                 stage = "write"
                 f.write(data)
             return
+        import tempfile  # here, not at the top: it costs every tool's start-up ~3 ms
+
         target = os.path.realpath(path)  # through a symlink: replace its target
         mode = _new_file_mode(target)
         fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp",

@@ -133,10 +133,13 @@ class FloatFormat:
 
 @cache
 def float_format(t) -> FloatFormat:
-    import ml_dtypes
-
     dtype = storage_dtype(t)
-    info = ml_dtypes.finfo(dtype) if dtype not in NATIVE_FLOATS else np.finfo(dtype)
+    if dtype in NATIVE_FLOATS:
+        info = np.finfo(dtype)
+    else:  # imported only here: ml_dtypes costs ~10 ms of every tool's start-up
+        import ml_dtypes
+
+        info = ml_dtypes.finfo(dtype)
     name = t.name
     if name == "f8E8M0FNU":
         behaviour = "e8m0"
