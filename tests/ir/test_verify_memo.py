@@ -135,3 +135,62 @@ def test_calls_look_their_callees_up_in_one_table_per_function_pass(monkeypatch)
     PassManager(parse_pipeline("func.func(canonicalize,cse)"),
                 verify=verify_module).run(module, PassContext())
     assert len([op for op in built if op is module]) <= 4, len(built)
+
+
+FUNC_TEXT = ('sdy.mesh @mesh = <["a"=2]>\n'
+             'func.func @f(%x: tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}]>})'
+             " -> tensor<4xf32> {\n  return %x : tensor<4xf32>\n}\n")
+
+
+def _count_func_checks(monkeypatch) -> list:
+    import shardy_ref.ir.verify as verify_pkg
+
+    verify_pkg._load_rules()
+    calls = []
+    original = verify_pkg.FUNC_ATTR_VERIFIERS["sdy.sharding"]
+    monkeypatch.setitem(verify_pkg.FUNC_ATTR_VERIFIERS, "sdy.sharding",
+                        lambda *args: calls.append(args[2]) or original(*args))
+    return calls
+
+
+def test_function_argument_shardings_are_checked_once_while_unchanged(monkeypatch):
+    """A pipeline verifies a function after every pass that changed it; the shardings of
+    its arguments are checked again only when they, their types or the module's meshes
+    changed."""
+    calls = _count_func_checks(monkeypatch)
+    module = parse_module(FUNC_TEXT)
+    with pipeline_memos():
+        assert collect_errors(module) == collect_errors(module) == []
+        assert calls == [0]
+    assert collect_errors(module) == []
+    assert calls == [0, 0]  # outside a pipeline: no memo
+
+
+def test_function_argument_memo_sees_type_and_mesh_changes():
+    """The memo of an argument's sharding check is keyed by the argument's type and the
+    module's meshes: after either changes, the memoised verify reports what the plain one
+    does."""
+    from shardy_ref.ir.builtin_attrs import TypeAttr
+
+    module = parse_module(FUNC_TEXT)
+    func = next(op for op in module.walk() if op.name == "func.func")
+    wide = parse_module(FUNC_TEXT.replace("tensor<4xf32>", "tensor<4x4xf32>"))
+    wide_func = next(op for op in wide.walk() if op.name == "func.func")
+    with pipeline_memos():
+        assert collect_errors(module) == []
+        func.attributes["function_type"] = wide_func.attributes["function_type"]
+        assert isinstance(func.attributes["function_type"], TypeAttr)
+        func.regions[0].blocks[0].args[0].type = wide_func.regions[0].blocks[0].args[0].type
+        memoised = _messages(collect_errors(module))
+    assert memoised == _messages(collect_errors(module))
+    assert [m for m in memoised if "arg 0" in m and "rank" in m], memoised
+
+    module = parse_module(FUNC_TEXT)
+    mesh_op = next(op for op in module.walk() if op.name == "sdy.mesh")
+    other = parse_module(FUNC_TEXT.replace('"a"=2]>', '"b"=2]>'))
+    with pipeline_memos():
+        assert collect_errors(module) == []
+        mesh_op.attributes["mesh"] = next(
+            op for op in other.walk() if op.name == "sdy.mesh").attributes["mesh"]
+        memoised = _messages(collect_errors(module))
+    assert memoised == _messages(collect_errors(module)) != []

@@ -146,6 +146,7 @@ class VerifyContext:
         self._enclosing: dict[str, dict] = {}
         self._envs: dict[Operation, tuple] = {}
         self._tables: dict[Operation, object] = {}
+        self._block_keys: dict[object, tuple | None] = {}
         # op -> {attribute name, or None for the op's own invariants: the inputs of that
         # check's last success}, kept while a pipeline runs (None: no pipeline)
         self.memo: dict[Operation, dict] | None = _pipeline_memo()
@@ -194,6 +195,18 @@ class VerifyContext:
         if module not in self._envs:
             self._envs[module] = _shared_module_env(module)
         return self._envs[module]
+
+    def block_key(self, block, op: Operation) -> tuple | None:
+        """``(module env, block, manual axes)`` for the ops of ``block`` (``op`` is one of
+        them), built once per block and verify; None: the module's symbols repeat."""
+        key = self._block_keys.get(block, False)
+        if key is False:
+            from shardy_ref.ir.verify.sharding import parent_manual_axes
+
+            env = self.module_env(op)
+            key = self._block_keys[block] = None if env is None else (
+                env, block, tuple(parent_manual_axes(op, self).items()))
+        return key
 
     @property
     def positions(self):
@@ -285,7 +298,8 @@ def _walk(root: Operation, ctx: VerifyContext, deferred: list[Operation]) -> Non
 
 def _visit(op: Operation, ctx: VerifyContext, deferred: list[Operation]) -> Iterator[Operation]:
     """``op`` on entry, each nested op to walk (yielded; nested ops isolated from above are
-    deferred), each block on entry and exit, then ``op`` on exit."""
+    deferred, ops without regions verified here), each block on entry and exit, then
+    ``op`` on exit."""
     from shardy_ref.ir.verify import core
 
     _verify_op_memoised(op, ctx)
@@ -293,7 +307,11 @@ def _visit(op: Operation, ctx: VerifyContext, deferred: list[Operation]) -> Iter
         for block in region.blocks:
             core.verify_block_entry(block)
             for child in block:
-                if child.regions and core.is_isolated(child):
+                if not child.regions:  # walked here: no generator for most ops
+                    _verify_op_memoised(child, ctx)
+                    for check in EXIT_VERIFIERS.get(child.name, ()):
+                        check(child, ctx)
+                elif core.is_isolated(child):
                     deferred.append(child)
                 else:
                     yield child
@@ -348,19 +366,18 @@ def _verify_op_memoised(op: Operation, ctx: VerifyContext) -> None:
 
 def _memo_base(op: Operation, ctx: VerifyContext) -> tuple | None:
     """What any memoised check of ``op`` may read besides its attributes: the symbols and
-    meshes of its module, its block, name, operands and their types, result types and the
-    axes enclosing manual computations bind; None: verify ``op`` without the memo."""
+    meshes of its module, its block and the axes enclosing manual computations bind (the
+    same for every op of the block: :meth:`VerifyContext.block_key`), its name, operands
+    and their types, and its result types; None: verify ``op`` without the memo."""
     block = op.parent
-    if op.regions or block is None or block.last_op is op:
+    if op.regions or block is None or block._last is op:
         return None
-    env = ctx.module_env(op)
-    if env is None:
+    block_key = ctx.block_key(block, op)
+    if block_key is None:
         return None
-    from shardy_ref.ir.verify.sharding import parent_manual_axes
-
     operands = op.operands
-    return (env, block, op.name, operands, tuple(v.type for v in operands),
-            tuple(r.type for r in op.results), tuple(parent_manual_axes(op, ctx).items()))
+    return (block_key, op.name, operands, tuple([v.type for v in operands]),
+            tuple([r.type for r in op.results]))
 
 
 def _constant_operands(op: Operation) -> tuple:
@@ -384,23 +401,46 @@ def verify_op(op: Operation, ctx: VerifyContext) -> None:
 
 
 def _verify_func_attrs(func: Operation, ctx: VerifyContext) -> None:
+    """The checks of each argument's and result's attributes; in a pipeline, a check of an
+    attribute in :data:`_MEMO_ATTRS` is skipped when the attribute, the value's type and
+    the function's module symbols are those of its last success (a function with many
+    sharded arguments is verified after every pass that changed it)."""
     from shardy_ref.ir.builtin_attrs import ArrayAttr, DictionaryAttr
 
     ftype = getattr(func.attributes.get("function_type"), "value", None)
     if ftype is None:
         return
+    memo = _func_attr_memo(func, ctx)
     for kind, key, types in (("arg", "arg_attrs", ftype.inputs),
                              ("result", "res_attrs", ftype.results)):
         dicts = func.attributes.get(key)
         if not isinstance(dicts, ArrayAttr):
             continue
         for index, (d, t) in enumerate(zip(dicts, types)):
-            if not isinstance(d, DictionaryAttr):
-                continue
-            for name, attr in d.value:
-                check = FUNC_ATTR_VERIFIERS.get(name)
-                if check is not None:
-                    check(func, kind, index, attr, t, ctx)
+            if isinstance(d, DictionaryAttr):
+                for name, attr in d.value:
+                    _verify_func_attr(func, kind, index, name, attr, t, ctx, memo)
+
+
+def _func_attr_memo(func: Operation, ctx: VerifyContext) -> tuple | None:
+    """``(block key, {(kind, index, name): inputs of the last success})`` of ``func`` in
+    the running pipeline, or None (no pipeline, or its module's symbols repeat)."""
+    if ctx.memo is None or func.parent is None:
+        return None
+    block_key = ctx.block_key(func.parent, func)
+    return None if block_key is None else (block_key, ctx.memo.setdefault(func, {}))
+
+
+def _verify_func_attr(func: Operation, kind: str, index: int, name: str, attr, type_,
+                      ctx: VerifyContext, memo: tuple | None) -> None:
+    check = FUNC_ATTR_VERIFIERS.get(name)
+    if check is None:
+        return
+    inputs = (memo[0], attr, type_) if memo is not None and name in _MEMO_ATTRS else None
+    if inputs is None or memo[1].get((kind, index, name)) != inputs:
+        check(func, kind, index, attr, type_, ctx)
+        if inputs is not None:
+            memo[1][(kind, index, name)] = inputs
 
 
 # rule modules, imported when the verifier first runs
