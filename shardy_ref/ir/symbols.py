@@ -7,6 +7,7 @@ from contextvars import ContextVar
 
 from shardy_ref.ir.builtin_attrs import ArrayAttr, DictionaryAttr, StringAttr, SymbolRefAttr
 from shardy_ref.ir.operation import Operation
+from shardy_ref.ir.run_memo import pipeline_memo
 
 
 def symbol_name(op: Operation) -> str | None:
@@ -119,10 +120,28 @@ def _collect(attr, out: set[str]) -> None:
 def op_symbol_uses(op: Operation) -> set[str]:
     """Symbols referenced by ``op`` or any op nested in it."""
     out: set[str] = set()
+    memo = pipeline_memo("symbol_uses")
     for nested in op.walk():
         for attr in nested.attributes.values():
-            _collect(attr, out)
+            if memo is None:
+                _collect(attr, out)
+            else:
+                out |= _attr_symbol_uses(attr, memo)
     return out
+
+
+def _attr_symbol_uses(attr, memo: dict) -> frozenset[str]:
+    """The symbols ``attr`` refers to, memoised by identity while a pipeline runs (symbol-dce
+    runs several times in the propagation pipeline, and attributes are immutable); the memo
+    holds ``attr``, so its id is not reused."""
+    hit = memo.get(id(attr))
+    if hit is not None and hit[0] is attr:
+        return hit[1]
+    found: set[str] = set()
+    _collect(attr, found)
+    names = frozenset(found)
+    memo[id(attr)] = (attr, names)
+    return names
 
 
 def unique_symbol_name(base: str, taken, counter: int = 0) -> str:
