@@ -45,7 +45,7 @@ def _parts(op: Operation):
         yield (current, current.name, current.properties, len(current.regions),
                len(attributes), *attributes.keys(), *attributes.values(),
                len(results), *[r.type for r in results], len(successors), *successors,
-               *current.operands)
+               *[o.value for o in current._operands])
         for region in current.regions:
             yield len(region.blocks)
             for block in region.blocks:
