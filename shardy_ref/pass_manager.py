@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from shardy_ref.ir.diagnostics import Diagnostic, PassError, ShardyRefError
+from shardy_ref.ir.gc_pause import collector_paused
 from shardy_ref.ir.ir_snapshot import ir_snapshot, unchanged_since
 from shardy_ref.ir.location import UNKNOWN_LOC
 from shardy_ref.ir.operation import Operation
@@ -558,12 +559,13 @@ class PassManager:
         """Verify ``op`` after ``p`` unless it is exactly the IR verified after the last
         pass that ran on it (MLIR skips the verifier after a pass that preserved all
         analyses; :mod:`shardy_ref.ir.ir_snapshot`)."""
-        verified = self._verified.get(id(op))
-        if verified is not None and unchanged_since(verified[1], op):
-            return
-        with blame(f"the verifier after {p.NAME}", op):
-            self.verify(op)
-        self._verified[id(op)] = (op, ir_snapshot(op))  # op kept alive: its id stays its own
+        with collector_paused(promote=False):  # the verifier's memo, the snapshot: no garbage
+            verified = self._verified.get(id(op))
+            if verified is not None and unchanged_since(verified[1], op):
+                return
+            with blame(f"the verifier after {p.NAME}", op):
+                self.verify(op)
+            self._verified[id(op)] = (op, ir_snapshot(op))  # op kept alive: its id is its own
 
 
 @contextmanager

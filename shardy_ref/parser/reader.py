@@ -14,12 +14,11 @@ the shared rule callbacks reach through a thread-local slot (:class:`_Forwarding
 """
 from __future__ import annotations
 
-import gc
 import threading
-from contextlib import contextmanager
 from functools import cache
 
 from shardy_ref.ir.diagnostics import ParseError, ShardyRefError
+from shardy_ref.ir.gc_pause import collector_paused
 from shardy_ref.ir.location import Location
 from shardy_ref.ir.operation import Operation
 
@@ -32,7 +31,6 @@ UNREGISTERED_MESSAGE = ("operation being parsed with an unregistered dialect. If
 MAX_NESTING = 4096
 
 _BUILD_LOCK = threading.Lock()  # one thread builds each start symbol's parser
-_GC_LOCK = threading.Lock()  # guards _gc_pause
 _active = threading.local()  # .builder: the builder of the parse running in this thread
 
 
@@ -76,36 +74,6 @@ class _Forwarding:
 
 
 _parsers: dict[str, object] = {}
-_gc_pause = {"depth": 0, "was_enabled": False}  # parses running in any thread, under the lock
-
-
-@contextmanager
-def _gc_paused():
-    """The cyclic GC off while at least one parse runs (it is process-wide: the last
-    parse to finish restores what the first one found)."""
-    with _GC_LOCK:
-        if _gc_pause["depth"] == 0:
-            _gc_pause["was_enabled"] = gc.isenabled()
-            gc.disable()
-        _gc_pause["depth"] += 1
-    try:
-        yield
-    finally:
-        with _GC_LOCK:
-            _gc_pause["depth"] -= 1
-            if _gc_pause["depth"] == 0 and _gc_pause["was_enabled"]:
-                _promote_young_objects()
-                gc.enable()
-
-
-def _promote_young_objects() -> None:
-    """Move the objects the parse allocated to the oldest GC generation (two O(1) list
-    splices), so the young collection that would run as soon as the collector is back does
-    not scan them all; full collections still do. A freeze the caller made is left alone
-    (https://docs.python.org/3/library/gc.html#gc.freeze)."""
-    if gc.get_freeze_count() == 0:
-        gc.freeze()
-        gc.unfreeze()
 
 
 def _parser(start: str = "start"):
@@ -240,7 +208,7 @@ def _parse(text: str, start: str, filename: str, line_offset: int,
     outer = getattr(_active, "builder", None)
     _active.builder = builder
     try:
-        with _gc_paused():
+        with collector_paused():
             return _run(parser, builder, text, start)
     except ShardyRefError:
         raise
