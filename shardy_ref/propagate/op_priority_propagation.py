@@ -33,16 +33,24 @@ def _forward_and_backward(a: PropagationDirection, b: PropagationDirection) -> b
     return {a, b} == {FORWARD, BACKWARD}
 
 
+# both tables by upstream's definitions below, looked up per factor of every propagation step
+_UNION = {(a, b): BOTH if _forward_and_backward(a, b) else max(a, b)
+          for a in PropagationDirection for b in PropagationDirection}
+_INTERSECTION = {(a, b): NONE if _forward_and_backward(a, b) else min(a, b)
+                 for a in PropagationDirection for b in PropagationDirection}
+
+
 def union_of_directions(a: PropagationDirection, b: PropagationDirection) -> PropagationDirection:
-    """Upstream ``unionOfPropagationDirections``: FORWARD + BACKWARD is BOTH, else the max."""
-    return BOTH if _forward_and_backward(a, b) else max(a, b)
+    """Upstream ``unionOfPropagationDirections``: FORWARD + BACKWARD is BOTH, else the max
+    (the join of the lattice NONE < FORWARD, BACKWARD < BOTH)."""
+    return _UNION[a, b]
 
 
 def intersection_of_directions(a: PropagationDirection,
                                b: PropagationDirection) -> PropagationDirection:
     """Upstream ``intersectionOfPropagationDirections``: FORWARD and BACKWARD share nothing,
-    else the min."""
-    return NONE if _forward_and_backward(a, b) else min(a, b)
+    else the min (the lattice's meet)."""
+    return _INTERSECTION[a, b]
 
 
 def _direction_based_on_uses(op: Operation, allow_multi_use: bool) -> PropagationDirection:
@@ -133,19 +141,24 @@ class OpBasedDirection:
     def bind(self, op: Operation) -> Callable[[int], PropagationDirection]:
         """The direction along each factor of ``op`` during one step (the use counts the
         pass-through schedules read may change once it is over). The op-level schedules
-        are asked on the first call: a step that stops before asking asks nothing."""
-        fixed = []  # per schedule: its direction, or None when it reads the factor
+        are asked on the first call (a step that stops before asking asks nothing) and
+        their union kept: the union is the lattice's join, so the order does not matter."""
+        schedules = OP_PROPAGATION_SCHEDULE[:self.priority + 1]
+        per_factor = [s for s in schedules if s not in _OP_LEVEL_SCHEDULES]
+        fixed = []  # the union of the op-level schedules' directions, once asked
         outer = self.outer
 
         def direction(factor: int) -> PropagationDirection:
             if not fixed:
-                fixed.extend(schedule(op, factor) if schedule in _OP_LEVEL_SCHEDULES else None
-                             for schedule in OP_PROPAGATION_SCHEDULE[:self.priority + 1])
-            allowed = NONE
-            for schedule, value in zip(OP_PROPAGATION_SCHEDULE, fixed):
-                allowed = union_of_directions(
-                    allowed, schedule(op, factor) if value is None else value)
-            return intersection_of_directions(allowed, outer(op, factor))
+                allowed = NONE
+                for schedule in schedules:
+                    if schedule in _OP_LEVEL_SCHEDULES:
+                        allowed = _UNION[allowed, schedule(op, factor)]
+                fixed.append(allowed)
+            allowed = fixed[0]
+            for schedule in per_factor:
+                allowed = _UNION[allowed, schedule(op, factor)]
+            return _INTERSECTION[allowed, outer(op, factor)]
 
         return direction
 

@@ -26,6 +26,16 @@ def test_union_and_intersection_are_commutative(a, b):
     assert intersection_of_directions(a, b) == intersection_of_directions(b, a)
 
 
+@given(DIRECTIONS, DIRECTIONS, DIRECTIONS)
+def test_union_and_intersection_are_associative(a, b, c):
+    """The union is a lattice join: a bound direction unions the op-level schedules once,
+    then the per-factor ones (``OpBasedDirection.bind``)."""
+    assert union_of_directions(union_of_directions(a, b), c) == \
+        union_of_directions(a, union_of_directions(b, c))
+    assert intersection_of_directions(intersection_of_directions(a, b), c) == \
+        intersection_of_directions(a, intersection_of_directions(b, c))
+
+
 @given(DIRECTIONS)
 def test_none_and_both_are_the_identities(d):
     assert union_of_directions(d, Dir.NONE) == d
