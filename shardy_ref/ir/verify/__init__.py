@@ -325,6 +325,7 @@ def _visit(op: Operation, ctx: VerifyContext, deferred: list[Operation]) -> Iter
 # the discardable attributes whose checks read nothing beyond the op's names, values,
 # types, enclosing manual axes and module meshes (``_memo_base``); others always run
 _MEMO_ATTRS = frozenset({"sdy.sharding", "sdy.sharding_rule"})
+_BASE = object()  # key of an op's memo entry holding the _memo_base its successes are under
 
 
 def _verify_op_memoised(op: Operation, ctx: VerifyContext) -> None:
@@ -340,8 +341,8 @@ def _verify_op_memoised(op: Operation, ctx: VerifyContext) -> None:
         verify_op(op, ctx)
         return
     passed = memo.get(op)
-    if passed is None:
-        passed = memo[op] = {}
+    if passed is None or passed[_BASE] != base:  # every entry is a success under base
+        passed = memo[op] = {_BASE: base}
     inherent = []
     for name, attr in op.attributes.items():
         if "." not in name:
@@ -350,13 +351,13 @@ def _verify_op_memoised(op: Operation, ctx: VerifyContext) -> None:
         check = ATTR_VERIFIERS.get(name)
         if check is None:
             continue
-        key = (base, attr) if name in _MEMO_ATTRS else None
+        key = attr if name in _MEMO_ATTRS else None
         if key is None or passed.get(name) != key:
             check(op, attr, ctx)
             passed[name] = key
     checks = OP_VERIFIERS.get(op.name)
     if checks:
-        key = (base, tuple(inherent), op.properties, _constant_operands(op)) \
+        key = (tuple(inherent), op.properties, _constant_operands(op)) \
             if op.dialect != "sdy" else None
         if key is None or passed.get(None) != key:
             for check in checks:
@@ -428,7 +429,8 @@ def _func_attr_memo(func: Operation, ctx: VerifyContext) -> tuple | None:
     if ctx.memo is None or func.parent is None:
         return None
     block_key = ctx.block_key(func.parent, func)
-    return None if block_key is None else (block_key, ctx.memo.setdefault(func, {}))
+    return None if block_key is None else (block_key,
+                                           ctx.memo.setdefault((func, "func attrs"), {}))
 
 
 def _verify_func_attr(func: Operation, kind: str, index: int, name: str, attr, type_,
