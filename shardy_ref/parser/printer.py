@@ -18,6 +18,7 @@ from shardy_ref.ir.builtin_attrs import (
     DictionaryAttr,
     format_named_attr,
 )
+from shardy_ref.ir.gc_pause import collector_paused
 from shardy_ref.ir.location import UnknownLoc, debug_location_of
 from shardy_ref.ir.opdefs import op_def
 from shardy_ref.ir.operation import Block, Operation, Region, Value
@@ -326,10 +327,13 @@ def print_module(module: Operation, generic: bool = False, generic_dialects=(),
     ops of ``generic_dialects`` (dialects the tool does not register) print generic.
     ``debug_info`` adds locations (``--mlir-print-debuginfo``); ``local_scope`` writes them
     inline instead of as ``#loc`` aliases (``--mlir-print-local-scope``);
-    ``elide_elements_larger_than`` is ``--mlir-elide-elementsattrs-if-larger``."""
+    ``elide_elements_larger_than`` is ``--mlir-elide-elementsattrs-if-larger``. The cyclic
+    GC is paused meanwhile: the printer's objects are not garbage until it returns, and
+    collections over them cost ~5% of printing a 120k-op module (``benchmarks/scale.py``)."""
     token = ELIDE_ELEMENTS_LARGER_THAN.set(elide_elements_larger_than)
     try:
-        return _print_module(module, generic, generic_dialects, debug_info, local_scope)
+        with collector_paused(promote=False):  # what it allocated is garbage once it returns
+            return _print_module(module, generic, generic_dialects, debug_info, local_scope)
     finally:
         ELIDE_ELEMENTS_LARGER_THAN.reset(token)
 

@@ -76,3 +76,19 @@ def test_the_pass_manager_verifies_with_the_collector_paused_and_no_freeze_count
     assert states and not any(states), states
     assert counted == []
     assert gc.isenabled()
+
+
+def test_the_printer_runs_with_the_collector_paused(monkeypatch):
+    import shardy_ref.parser.printer as printer
+    from shardy_ref.parser import print_module
+
+    module = parse_module("func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+                          "  return %a : tensor<2xf32>\n}\n")
+    print_module(module)  # the printers are loaded (and set up) by the first print
+    states = []
+    original = printer.Printer._print_op
+    monkeypatch.setattr(printer.Printer, "_print_op",
+                        lambda self, op, *a, **k: states.append(gc.isenabled())
+                        or original(self, op, *a, **k))
+    assert "func.func @f" in print_module(module)
+    assert states and not any(states) and gc.isenabled()
