@@ -1,8 +1,9 @@
-"""Pausing Python's cyclic garbage collector around work that allocates many long-lived,
-acyclic objects: the parser (the IR it builds) and the pass manager's verification step
-(the verifier's memo and the IR snapshot it keeps). Collection passes over such objects
-find no garbage, and their cost grows with everything allocated so far, which made large
-inputs slower than linear (``benchmarks/scale.py``, ``benchmarks/parse_print.py``).
+"""Pausing Python's cyclic garbage collector around work that allocates many objects that
+are not garbage while it runs: the parser (the IR it builds), the pass manager's
+verification step (the verifier's memo and the IR snapshot it keeps) and the printer.
+Collection passes over such objects find nothing to free, and their cost grows with
+everything allocated so far, which made large inputs slower than linear
+(``benchmarks/scale.py``, ``benchmarks/parse_print.py``).
 
 The collector is process-wide, so the pause is counted across threads: the last paused
 section to end restores what the first one found. Garbage cycles made meanwhile are

@@ -147,8 +147,9 @@ class VerifyContext:
         self._envs: dict[Operation, tuple] = {}
         self._tables: dict[Operation, object] = {}
         self._block_keys: dict[object, tuple | None] = {}
-        # op -> {attribute name, or None for the op's own invariants: the inputs of that
-        # check's last success}, kept while a pipeline runs (None: no pipeline)
+        # op -> {_BASE: the op's _memo_base; attribute name, or None for the op's own
+        # invariants: the inputs of that check's last success under it}, and (func, "func
+        # attrs") -> its arguments' checks; kept while a pipeline runs (None: no pipeline)
         self.memo: dict[Operation, dict] | None = _pipeline_memo()
 
     def table_of(self, module: Operation):
@@ -371,7 +372,7 @@ def _memo_base(op: Operation, ctx: VerifyContext) -> tuple | None:
     same for every op of the block: :meth:`VerifyContext.block_key`), its name, operands
     and their types, and its result types; None: verify ``op`` without the memo."""
     block = op.parent
-    if op.regions or block is None or block._last is op:
+    if op.regions or block is None or block.last_op is op:
         return None
     block_key = ctx.block_key(block, op)
     if block_key is None:
