@@ -103,45 +103,6 @@ def _dense_groups(text: str) -> str:
     return print_module(module)
 
 
-def _unchanged(after: list, before: list) -> bool:
-    """XLA's run of a mutant gives what it gave for the unedited program (exactly, or
-    within 1e-4 for floats: a mutant may sum the same values in another order)."""
-    return _same(after, before) or _close(after, before)
-
-
-def _close(a: list, b: list) -> bool:
-    """Per device and result, within 1e-4 of the result's largest magnitude over devices."""
-    import numpy as np
-
-    from shardy_ref.execute.compare import magnitude, mismatches
-
-    for r in range(len(a[0])):
-        scale = max(magnitude(np.asarray(per[r])) for per in b)
-        for u, v in zip(a, b, strict=True):
-            x, y = np.asarray(u[r]), np.asarray(v[r])
-            if x.shape != y.shape or mismatches(x, y, 1e-4, 1e-4, scale).any():
-                return False
-    return True
-
-
-def _dense_groups(text: str) -> str:
-    """``text`` with every mesh-axes replica group list written out as dense groups."""
-    from shardy_ref.execute.spmd import mesh_axes_groups
-    from shardy_ref.ir.replica_groups import groups_attr
-    from shardy_ref.ir.stablehlo_attrs import ReplicaGroupMeshAxes
-    from shardy_ref.parser import parse_module, print_module
-
-    module = parse_module(text)
-    meshes = {op.attributes["sym_name"].value: op.attributes["mesh"]
-              for op in module.regions[0].blocks[0] if op.name == "sdy.mesh"}
-    for op in module.walk():
-        groups = op.attributes.get("replica_groups")
-        if isinstance(groups, ReplicaGroupMeshAxes):
-            op.attributes["replica_groups"] = groups_attr(
-                mesh_axes_groups(op, groups, meshes[groups.mesh.root]))
-    return print_module(module)
-
-
 def worker(name: str, indices: list[int]) -> None:
     """One JSON line per mutant: the judge's verdict, whether XLA's run of it equals the
     unedited one's, and whether our simulator's equals XLA's."""
