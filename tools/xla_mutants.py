@@ -29,7 +29,6 @@ import argparse
 import collections
 import dataclasses
 import json
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -41,21 +40,11 @@ sys.path.insert(0, str(ROOT))
 def _program(name: str):
     from shardy_ref.backends import xla_devices
     from shardy_ref.backends.xla_partitioner import partition_with_xla
-    from shardy_ref.execute.inputs import random_arguments
-    from shardy_ref.ir.utils import entry_function
-    from shardy_ref.parser import parse_module
+    from tests.backends.xla_programs import example_program, sweep_program
 
     xla_devices(64)
-    if name.startswith("sweep:"):
-        from tests.backends.xla_programs import sweep_program
-
-        text, n, arrays = sweep_program(name.removeprefix("sweep:"))
-        return text, n, arrays, partition_with_xla(text, n)
-    text = (ROOT / "examples" / "jax" / name).read_text()
-    found = re.search(r"mhlo.num_partitions = (\d+)", text)
-    n = int(found.group(1)) if found else 8
-    func = entry_function(parse_module(text), None)
-    arrays = random_arguments([a.type for a in func.regions[0].blocks[0].args], 0)
+    text, n, arrays = sweep_program(name.removeprefix("sweep:")) \
+        if name.startswith("sweep:") else example_program(name)
     return text, n, arrays, partition_with_xla(text, n)
 
 

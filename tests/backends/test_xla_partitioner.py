@@ -5,7 +5,6 @@ CPU devices) computes the single-device results on every device; edits of those 
 from __future__ import annotations
 
 import dataclasses
-import re
 
 import numpy as np
 import pytest
@@ -22,28 +21,27 @@ from shardy_ref.ir.utils import entry_function  # noqa: E402
 from shardy_ref.parser import parse_module  # noqa: E402
 from shardy_ref.testing.program_mutations import KINDS, mutants  # noqa: E402
 from shardy_ref.tools.cli import main  # noqa: E402
+from tests.backends.xla_programs import (  # noqa: E402
+    COLLECTIVE_PERMUTES,
+    example_program,
+    sweep_program,
+)
 from tests.conftest import ROOT  # noqa: E402
 
 pytestmark = pytest.mark.jax
 EXAMPLES = sorted((ROOT / "examples" / "jax").glob("*.mlir"))
 
 
-def _case(path):
-    text = path.read_text()
-    found = re.search(r"mhlo.num_partitions = (\d+)", text)
-    func = entry_function(parse_module(text), None)
-    arrays = random_arguments([a.type for a in func.regions[0].blocks[0].args], 0)
-    return text, int(found.group(1)) if found else 8, arrays
+def _partitioned(programs: dict) -> dict:
+    """Each ``name -> (text, devices, inputs)`` with XLA's partition of it appended."""
+    xla_devices(64)
+    return {name: (text, n, arrays, partition_with_xla(text, n))
+            for name, (text, n, arrays) in programs.items()}
 
 
 @pytest.fixture(scope="module")
 def partitioned():
-    xla_devices(64)
-    out = {}
-    for path in EXAMPLES:
-        text, n, arrays = _case(path)
-        out[path.name] = (text, n, arrays, partition_with_xla(text, n))
-    return out
+    return _partitioned({path.name: example_program(path.name) for path in EXAMPLES})
 
 
 def test_every_example_partitioned_by_xla_computes_the_same_results(partitioned):
@@ -70,14 +68,7 @@ def test_reordered_mesh_groups_are_written_out_from_the_hlo(partitioned):
 @pytest.fixture(scope="module")
 def sweep_partitioned():
     """JAX-sweep functions whose XLA programs hold collective_permutes."""
-    from tests.backends.xla_programs import COLLECTIVE_PERMUTES, sweep_program
-
-    xla_devices(64)
-    out = {}
-    for name in COLLECTIVE_PERMUTES:
-        text, n, arrays = sweep_program(name)
-        out[name] = (text, n, arrays, partition_with_xla(text, n))
-    return out
+    return _partitioned({name: sweep_program(name) for name in COLLECTIVE_PERMUTES})
 
 
 def test_every_edit_of_xlas_programs_is_reported_unless_it_changes_nothing(

@@ -6,11 +6,28 @@ convolutions and scans, which the examples rarely reach."""
 from __future__ import annotations
 
 import random
+import re
+from pathlib import Path
 
 import numpy as np
 
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "jax"
 COLLECTIVE_PERMUTES = ("pad_reflect", "pad_wrap", "roll_flat", "flip_axis0", "conv1d",
                        "segment_sum", "associative_scan", "layer_norm")
+
+
+def example_program(name: str) -> tuple[str, int, list]:
+    """``examples/jax/NAME``: its MLIR text, device count (``mhlo.num_partitions``, else 8)
+    and random inputs (seed 0)."""
+    from shardy_ref.execute.inputs import random_arguments
+    from shardy_ref.ir.utils import entry_function
+    from shardy_ref.parser import parse_module
+
+    text = (EXAMPLES / name).read_text()
+    found = re.search(r"mhlo.num_partitions = (\d+)", text)
+    func = entry_function(parse_module(text), None)
+    arrays = random_arguments([a.type for a in func.regions[0].blocks[0].args], 0)
+    return text, int(found.group(1)) if found else 8, arrays
 
 
 def sweep_program(name: str, devices: int = 8) -> tuple[str, int, list]:
