@@ -39,6 +39,15 @@ def _messages(errors) -> list[str]:
     return [str(e) for e in errors]
 
 
+def _rename_the_mesh_axis(module, text: str) -> None:
+    """Give ``module``'s mesh (parsed from ``text``, with one axis "a") an axis "b"
+    instead, as a pass replacing the mesh attribute would."""
+    other = parse_module(text.replace('"a"=2]>', '"b"=2]>'))
+    mesh_op = next(op for op in module.walk() if op.name == "sdy.mesh")
+    mesh_op.attributes["mesh"] = next(
+        op for op in other.walk() if op.name == "sdy.mesh").attributes["mesh"]
+
+
 CASES = all_cases()
 
 
@@ -65,12 +74,9 @@ def test_memo_sees_mesh_and_operand_type_changes():
             '[{"a"}]>]>} : tensor<4xf32>\n'
             "  return %0 : tensor<4xf32>\n}\n")
     module = parse_module(text)
-    mesh_op = next(op for op in module.walk() if op.name == "sdy.mesh")
-    other = parse_module(text.replace('"a"=2]>', '"b"=2]>'))
     with pipeline_memos():
         assert collect_errors(module) == []
-        mesh_op.attributes["mesh"] = next(
-            op for op in other.walk() if op.name == "sdy.mesh").attributes["mesh"]
+        _rename_the_mesh_axis(module, text)
         assert _messages(collect_errors(module)) == _messages(collect_errors(module)) != []
         assert collect_errors(parse_module(text)) == []
     module = parse_module(text)
@@ -186,11 +192,8 @@ def test_function_argument_memo_sees_type_and_mesh_changes():
     assert [m for m in memoised if "arg 0" in m and "rank" in m], memoised
 
     module = parse_module(FUNC_TEXT)
-    mesh_op = next(op for op in module.walk() if op.name == "sdy.mesh")
-    other = parse_module(FUNC_TEXT.replace('"a"=2]>', '"b"=2]>'))
     with pipeline_memos():
         assert collect_errors(module) == []
-        mesh_op.attributes["mesh"] = next(
-            op for op in other.walk() if op.name == "sdy.mesh").attributes["mesh"]
+        _rename_the_mesh_axis(module, FUNC_TEXT)
         memoised = _messages(collect_errors(module))
     assert memoised == _messages(collect_errors(module)) != []
