@@ -16,8 +16,9 @@ cached code is the one the text compiles to (same bytecode, constants, names and
 annotations: ``tests/tools/test_dataclass_code_cache.py``). One file per module holds its
 ``{source text: code}``, read with ``marshal`` under a directory named for the Python build
 (bytecode differs between versions); a missing, damaged or foreign file means compiling
-as usual. New code is written when the process exits, atomically. Only the tools install
-it (they own their process): importing ``shardy_ref`` as a library changes nothing.
+as usual. New code is written when the process exits, atomically. ``shardy_ref.tools``
+installs it when imported, as it sets ``sys.pycache_prefix``: the command lines own their
+process; importing the rest of ``shardy_ref`` as a library changes nothing.
 """
 from __future__ import annotations
 

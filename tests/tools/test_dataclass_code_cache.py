@@ -3,6 +3,7 @@ from cached code is the class built from compiled source, and the cache only eve
 compile when its files are missing, damaged or stale."""
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import os
 import subprocess
@@ -31,12 +32,11 @@ def probe_module(monkeypatch):
 
 def _make(spec: dict, exec_=None, module: str = MODULE):
     """The dataclass ``spec`` describes, its methods compiled through ``exec_`` (None:
-    the builtin ``exec``)."""
+    the builtin ``exec``, even where the tools' cache is installed)."""
     fields = [(name, int, dataclasses.field(default=default)) if default is not None
               else (name, int) for name, default in spec["fields"]]
-    saved = dataclasses.__dict__.get("exec")
-    if exec_ is not None:
-        dataclasses.exec = exec_
+    saved = dataclasses.__dict__.get("exec")  # a cache the tools installed in this process
+    dataclasses.exec = builtins.exec if exec_ is None else exec_
     try:
         return dataclasses.make_dataclass("Probe", fields, namespace={"__module__": module},
                                           **spec["options"])
