@@ -40,20 +40,19 @@ from pathlib import Path
 
 from lark.lexer import ContextualLexer
 
+from shardy_ref.user_cache import cache_dir
+
 _FORMAT = 2  # bump when the pickled tuple changes
 _CODE = "i"  # array type of a packed row: symbol index, action code; ...
 
 
-def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "shardy-ref"
 
 
 def _path(grammar: str, start: str) -> Path:
     import lark
 
     key = "\0".join([grammar, start, lark.__version__, sys.version, str(_FORMAT)])
-    return cache_dir() / f"parser-{hashlib.sha256(key.encode()).hexdigest()[:24]}.pickle"
+    return Path(cache_dir()) / f"parser-{hashlib.sha256(key.encode()).hexdigest()[:24]}.pickle"
 
 
 def pack_table(states: dict, rules: list) -> tuple[tuple, tuple]:
