@@ -28,6 +28,7 @@ import time
 import traceback
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cache
 
 from shardy_ref.ir.diagnostics import UsageError
 
@@ -455,6 +456,7 @@ def run(opts: Options, stdin=None, stdout=None, stderr=None) -> int:
     return 1 if failed else 0
 
 
+@cache
 def skip_collection_at_exit() -> None:
     """Freeze the heap (``gc.freeze``) when the process exits, so that the interpreter's
     shutdown does not run the cyclic collector over every object the command made and
@@ -462,16 +464,10 @@ def skip_collection_at_exit() -> None:
     takes (``benchmarks/startup.py``). By then the command's output is written and its
     files are closed, so nothing is left that a collection would finish. Registered once
     per process; in a process that goes on, nothing changes until it exits."""
-    global _collection_skipped
-    if not _collection_skipped:
-        import atexit
-        import gc
+    import atexit
+    import gc
 
-        atexit.register(gc.freeze)
-        _collection_skipped = True
-
-
-_collection_skipped = False
+    atexit.register(gc.freeze)
 
 
 def single_threaded_blas() -> None:

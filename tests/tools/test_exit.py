@@ -52,8 +52,11 @@ def test_a_process_that_calls_main_registers_one_handler(monkeypatch):
     from shardy_ref.tools import opt
 
     registered = []
-    monkeypatch.setattr(opt, "_collection_skipped", False)
+    opt.skip_collection_at_exit.cache_clear()  # as in a fresh process
     monkeypatch.setattr(atexit, "register", registered.append)
-    opt.skip_collection_at_exit()
-    opt.skip_collection_at_exit()
+    try:
+        opt.skip_collection_at_exit()
+        opt.skip_collection_at_exit()
+    finally:
+        opt.skip_collection_at_exit.cache_clear()
     assert len(registered) == 1
