@@ -237,6 +237,7 @@ class Tables:
     end_states: dict
     dropped: frozenset  # terminals every rule filters out
     reducers: dict  # id(callbacks) -> (callbacks, their callback of each rule index)
+    terminals: dict  # terminal name -> its regex, as Lark compiles it
 
 
 def prepare(lark_parser) -> Tables:
@@ -250,7 +251,8 @@ def prepare(lark_parser) -> Tables:
     table = lark_parser.parser.parser._parse_table
     rules = tuple(lark_parser.rules)
     return Tables(lexers, _Actions(table.states, rules), rules, table.start_states,
-                  table.end_states, _dropped_terminals(rules), {})
+                  table.end_states, _dropped_terminals(rules), {},
+                  {t.name: t.pattern.to_regexp() for t in conf.terminals})
 
 
 def _dropped_terminals(rules) -> frozenset:
@@ -265,18 +267,78 @@ def _dropped_terminals(rules) -> frozenset:
     return frozenset(dropped - kept)
 
 
-def parse(tables: Tables, text: str, start: str, callbacks: dict, receiver=None):
+def parse(tables: Tables, text: str, start: str, callbacks: dict, receiver=None,
+          shortcut: Shortcut | None = None):
     """Parse ``text`` from rule ``start``, applying ``callbacks`` (Lark's, by ``Rule``) as
     rules reduce; returns the start rule's value. Raises :class:`Fallback` on any error.
     A callback with a ``forwards_to`` function stands for ``forwards_to(receiver, children)``
-    (see :class:`_Reducers`)."""
+    (see :class:`_Reducers`); ``shortcut`` may read whole phrases itself (:class:`Shortcut`)."""
     if any(isinstance(key, str) for key in callbacks):
         raise Fallback  # token callbacks (a transformer visiting tokens): Lark's loop
     reduce = _Reducers(tables.rules, callbacks, receiver)
     states = [tables.start_states[start]]
     values: list = []
-    _shift_tokens(tables, text, states, values, reduce)
+    _shift_tokens(tables, text, states, values, reduce, shortcut)
     return _finish(tables.actions, tables.end_states[start], states, values, reduce)
+
+
+class Shortcut:
+    """A reader of whole phrases of one nonterminal, tried where the loop is about to shift
+    ``terminal`` from a state with a goto on ``nonterminal``: ``read(text, start, state,
+    lines)`` returns the nonterminal's value and the offset after its text, or None to let
+    the loop go on token by token. The loop then takes the goto, as if it had shifted the
+    phrase's tokens and reduced them to ``nonterminal``; so a shortcut may only read text
+    that the grammar reads as exactly one ``nonterminal`` from there, with the values the
+    callbacks would give (:func:`lexed_kinds` tells how the loop would lex a prefix)."""
+
+    terminal = ""
+    nonterminal = ""
+
+    def read(self, text: str, start: int, state: int, lines: _Lines):  # pragma: no cover
+        raise NotImplementedError
+
+
+class _Gotos(dict):
+    """Parser state -> its goto state on one nonterminal (None: none), on first use."""
+
+    def __init__(self, actions: _Actions, nonterminal: str) -> None:
+        super().__init__()
+        self.actions, self.nonterminal = actions, nonterminal
+
+    def __missing__(self, state: int):
+        action = self.actions[state].get(self.nonterminal)
+        goto = self[state] = action[1] if action is not None else None
+        return goto
+
+
+def lexed_kinds(tables: Tables, state: int, text: str, spans) -> list[str] | None:
+    """The terminals the loop lexes at ``spans`` (``(start, end)`` of consecutive tokens,
+    with only ignored text between them), shifting each from ``state`` on; None if it
+    would lex other extents, or the table has no action for one of them, or a reduction
+    would reach below ``state``."""
+    actions, stack, kinds = tables.actions, [state], []
+    for start, end in spans:
+        match, keywords = tables.lexers[stack[-1]]
+        m = match(text, start)
+        if m is None or m.start(m.lastgroup) != start or m.end() != end:
+            return None
+        kind = m.lastgroup
+        if kind in keywords:
+            kind = keywords[kind].get(m.group(kind), kind)
+        kinds.append(kind)
+        while True:
+            action = actions[stack[-1]].get(kind)
+            if action is None:
+                return None
+            shift, arg, size, origin = action
+            if shift:
+                stack.append(arg)
+                break
+            if size >= len(stack):
+                return None
+            del stack[len(stack) - size:]
+            stack.append(actions[stack[-1]][origin][1])
+    return kinds
 
 
 class _Reducers(dict):
@@ -347,20 +409,21 @@ def _picking(method, receiver, picks: list, size: int):
     return with_placeholders
 
 
-def _shift_tokens(tables: Tables, text: str, states: list, values: list, reduce: list) -> None:
+def _shift_tokens(tables: Tables, text: str, states: list, values: list, reduce: list,
+                  shortcut: Shortcut | None) -> None:
     """Lex and parse up to the end of the input (before ``$END``)."""
     lexers, actions, dropped = tables.lexers, tables.actions, tables.dropped
     lines = _Lines(text)
     new, token_class = str.__new__, FastToken
+    cut = _Cut(shortcut, actions)
+    cut_kind = cut.terminal
     pos = 0
     state = states[-1]
     while True:
         match, keywords = lexers[state]
         m = match(text, pos)
         if m is None:
-            if lexers.skip(text, pos).end() < len(text):
-                raise Fallback
-            return
+            return _at_end(lexers, text, pos)
         kind = m.lastgroup
         value = m.group(kind)
         if kind in keywords:
@@ -378,18 +441,43 @@ def _shift_tokens(tables: Tables, text: str, states: list, values: list, reduce:
                 raise Fallback
             shift, arg, size, origin = action
             if shift:
+                if kind == cut_kind:  # a phrase the shortcut reads, then its goto
+                    phrase = cut(text, start, state, lines)
+                    if phrase is not None:
+                        token, pos, arg = phrase
                 state = arg
                 states.append(arg)
                 values.append(token)
                 break
-            if size:
-                children = values[-size:]
-                del states[-size:], values[-size:]
-            else:
-                children = []
+            children = values[len(values) - size:]
+            del states[len(states) - size:], values[len(values) - size:]
             values.append(reduce[arg](children))
             state = actions[states[-1]][origin][1]
             states.append(state)
+
+
+def _at_end(lexers: _Lexers, text: str, pos: int) -> None:
+    """Where no terminal matches: the end of the input, if only ignored text is left."""
+    if lexers.skip(text, pos).end() < len(text):
+        raise Fallback
+
+
+class _Cut:
+    """A :class:`Shortcut` behind its goto check: ``(value, end, goto state)`` or None."""
+
+    __slots__ = ("gotos", "read", "terminal")
+
+    def __init__(self, shortcut: Shortcut | None, actions: _Actions) -> None:
+        self.terminal = shortcut.terminal if shortcut is not None else None
+        self.read = shortcut.read if shortcut is not None else None
+        self.gotos = _Gotos(actions, shortcut.nonterminal) if shortcut is not None else None
+
+    def __call__(self, text: str, start: int, state: int, lines: _Lines):
+        goto = self.gotos[state]
+        if goto is None:
+            return None
+        phrase = self.read(text, start, state, lines)
+        return None if phrase is None else (*phrase, goto)
 
 
 def _finish(actions: dict, end_state: int, states: list, values: list, reduce: list):

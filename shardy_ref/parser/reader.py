@@ -75,6 +75,10 @@ class _Forwarding:
 
 _parsers: dict[str, object] = {}
 
+# whether the fused loop reads the commonest op lines whole (:mod:`.op_shortcut`); the
+# tests turn it off to compare
+SHORTCUTS = True
+
 
 def _parser(start: str = "start"):
     """The LALR parser for one start symbol; each has its own (smaller) cached tables."""
@@ -163,11 +167,13 @@ def _run(parser, builder, text: str, start: str):
     """The parse through :mod:`.fast_lalr`'s loop; any error there is redone by Lark's
     own loop (from a reset builder), which raises the error the translators expect."""
     from shardy_ref.parser import fast_lalr
+    from shardy_ref.parser.op_shortcut import OpShortcut
 
     tables = _fast_tables(parser)
     if tables is not None:
+        shortcut = OpShortcut(builder, tables) if SHORTCUTS else None
         try:
-            return fast_lalr.parse(tables, text, start, parser._callbacks, builder)
+            return fast_lalr.parse(tables, text, start, parser._callbacks, builder, shortcut)
         except fast_lalr.Fallback:
             implicit_module = builder.implicit_module
             builder.reset(builder.filename, builder.line_offset, text)
