@@ -78,6 +78,7 @@ class CoreBuilder(Transformer):
         self.arg_locs: dict[int, object] = {}  # id(argument name token) -> its loc token
         self.loc_aliases: dict[str, object] = {}  # "#name" -> the loc(...) token defining it
         self.last_loc = None
+        self.ops_read = 0  # ``operation`` reductions so far (op_shortcut checks its lines)
         # dialect-attribute text that parsed without error or warning -> its (immutable)
         # value, and dialect bodies found balanced: repeated texts are parsed once per parse
         self.attr_text_cache: dict = {}
@@ -227,6 +228,7 @@ class CoreBuilder(Transformer):
     # -- operations ----------------------------------------------------------------------
     def operation(self, items):
         results, op, loc = items
+        self.ops_read += 1
         if loc is not None:
             self.op_locs.append((op, loc))
         if results:

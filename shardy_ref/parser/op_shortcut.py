@@ -1,29 +1,32 @@
-"""Whole-op fast path for the fused LALR loop: the commonest op lines read by one regex.
+"""Whole-op fast path for the fused LALR loop: op lines like ones already read, rebuilt.
 
-Most ops of a large module are one line of the commonest shapes, such as
-``%2 = stablehlo.maximum %0, %1 : tensor<8x512xf32>``, ``%4 = stablehlo.dot_general %3,
-%arg2, contracting_dims = [1] x [0] : (tensor<8x512xf32>, ...) -> tensor<8x128xf32>`` or
-``%1 = stablehlo.constant dense<0.0> : tensor<8x512xf32>``. Token by token, the loop of
-:mod:`.fast_lalr` spends two thirds of such a line in lexing, shifting and reducing its
-8-30 tokens. :class:`OpShortcut` reads the line with one regex built from the grammar's own
-terminals, makes the tokens the loop would have made, and calls the same builder callbacks
-with the same children, in the same order; so the op, its diagnostics and its errors are
-the ones the loop builds.
+A large module repeats a few op lines with other SSA names: ``%2 = stablehlo.maximum %0,
+%1 : tensor<8x512xf32>`` and ``%12 = stablehlo.maximum %10, %11 : tensor<8x512xf32>``
+build the same op but for its operands and its result. Token by token, the loop of
+:mod:`.fast_lalr` spends most of such a line lexing, shifting and reducing its 8-30 tokens
+and running the builder's callbacks on them. :class:`OpShortcut` lets the loop read the
+first line of each shape and keeps what the builder made of it as a *template* (the op's
+name, operand and result types and attributes); a later line of the same shape becomes
+the same builder calls the loop would end with: ``op_result`` for its result, ``make_op``
+with its operand tokens, ``operation``.
 
-It is deliberately narrow, and says no (the loop reads the op) to anything else:
+A line's shape is its text with the ``%name`` operands cut out, beside the parser state
+the op starts in. A template is only kept when the loop's op shows that the shape says
+everything about it:
 
-* only an op with one named result, written on one line with blanks only between its
-  tokens, and not followed by what could still belong to it (``loc(...)``, ``,``: were
-  it read, the loop would find a syntax error there and hand the text to Lark, which
-  reads it right but slowly);
-* only a ``stablehlo`` op of the shared shape (:class:`~.stablehlo_formats.Format`) with
-  operands, then ``key = [ints]`` or ``key = [ints] x [ints]`` clauses, no attr-dict, and
-  tensor types or one function type of tensor types; or ``stablehlo.constant`` with a
-  ``dense<...>`` literal;
-* only where the op name lexes, in that parser state, as the terminal the form is for
-  (:func:`.fast_lalr.lexed_kinds`, once per state and name);
-* an op whose building raises a ``ParseError`` is left to the loop, which raises it or
-  an earlier syntax error, as it would have without the shortcut.
+* it is the line's only op, and all of the line: it is the one op the loop read before
+  the next ``%name = ...`` op, which follows the line with only blanks and comments
+  between;
+* it has one result, named at the start of the line, and no regions, successors,
+  properties or ``loc(...)``;
+* its operands are the tokens at exactly the ``%name`` spans cut out of the line;
+* reading it changed nothing else in the builder (no diagnostic, alias, location or
+  block), so repeating it needs nothing else.
+
+A line is rebuilt from a template only when the next op is ``%name = ...`` too, as it was
+for the template's line. (That is for speed: were something after the line part of the
+op, the loop would find a syntax error there and have Lark read the whole text again.)
+Anything else is left to the loop, which also raises any error the callbacks raise.
 """
 from __future__ import annotations
 
@@ -31,131 +34,114 @@ import re
 from functools import cache
 
 from shardy_ref.ir.diagnostics import ShardyRefError
-from shardy_ref.parser.fast_lalr import FastToken, Shortcut, Tables, lexed_kinds
-
-_BLANK = r"[ \t]*"
+from shardy_ref.parser.fast_lalr import FastToken, Shortcut, Tables
 
 
 @cache
-def _patterns(value: str, tensor: str, dense: str, integer: str) -> tuple:
-    """The regexes of the forms read, from the grammar's terminals (all named groups are
-    ours; the terminals' own groups are made non-capturing by ``(?:...)`` wrapping)."""
-    v, t, d, i = (f"(?:{rx})" for rx in (value, tensor, dense, integer))
-    head = re.compile(rf"(?P<res>{v}){_BLANK}(?P<eq>=){_BLANK}"
-                      r"(?P<name>[a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*)[ \t]+")
-    ints = rf"\[{_BLANK}(?:{i}(?:{_BLANK},{_BLANK}{i})*)?{_BLANK}\]"
-    clause = rf"{_BLANK},{_BLANK}(?!x[ \t=])[a-z_]+{_BLANK}={_BLANK}{ints}(?:[ \t]+x[ \t]+{ints})?"
-    shlo = re.compile(
-        rf"(?P<operands>{v}(?:{_BLANK},{_BLANK}{v})*)(?P<clauses>(?:{clause})*)"
-        rf"{_BLANK}:{_BLANK}(?P<types>{t}|\({_BLANK}(?:{t}(?:{_BLANK},{_BLANK}{t})*)?"
-        rf"{_BLANK}\){_BLANK}->{_BLANK}{t})")
-    constant = re.compile(rf"(?P<dense>{d}){_BLANK}:{_BLANK}(?P<type>{t})")
-    tokens = re.compile(rf"(?P<VALUE>{v})|(?P<TENSOR_TYPE>{t})|(?P<INT>{i})"
-                        r"|(?P<BARE_ID>[a-z_]+)|(?P<punct>->|[\[\]()x,=:])")
-    return head, shlo, constant, tokens
+def _value_pattern(value: str) -> re.Pattern:
+    """``%name`` as the grammar's ``VALUE`` terminal reads it, its groups not capturing."""
+    return re.compile(re.sub(r"\((?!\?)", "(?:", value))
 
 
 class OpShortcut(Shortcut):
-    """Reads one op line of the forms above for one parse, with that parse's builder."""
+    """Rebuilds op lines from templates learnt from the loop, for one parse."""
 
     terminal = "VALUE"
     nonterminal = "operation"
 
     def __init__(self, builder, tables: Tables) -> None:
-        terms = tables.terminals
-        self.head, self.shlo, self.constant, self.tokens = _patterns(
-            terms["VALUE"], terms["TENSOR_TYPE"], terms["DENSE_LITERAL"], terms["INT"])
-        self.builder, self.tables = builder, tables
+        self.values = _value_pattern(tables.terminals["VALUE"])
+        self.builder = builder
         self.skip = tables.lexers.skip
-        self.kinds: dict[tuple[int, str], str | None] = {}  # (state, op name) -> its kind
+        # (parser state, the line's text between its %names) -> (op name, operand types,
+        # result types, attributes, offset of the op's location after the result name)
+        self.templates: dict[tuple, tuple] = {}
+        self.learning: tuple | None = None  # a line the loop is reading, to learn from
 
     def read(self, text: str, start: int, state: int, lines):
-        head = self.head.match(text, start)
-        if head is None:
+        if self.learning is not None:
+            self._learn(text, start, lines)
+        res = self.values.match(text, start)
+        line_end = text.find("\n", start)
+        if line_end < 0:
+            line_end = len(text)
+        spans = [m.span() for m in self.values.finditer(text, res.end(), line_end)]
+        key = [state]
+        at = res.end()
+        for a, b in spans:
+            key.append(text[at:a])
+            at = b
+        key.append(text[at:line_end])
+        key = tuple(key)
+        template = self.templates.get(key)
+        if template is None:
+            self._start_learning(key, start, res.end(), spans, line_end)
             return None
-        name = head.group("name")
-        kind = self.kinds.get((state, name), False)
-        if kind is False:
-            kind = self.kinds[state, name] = self._name_kind(text, head, state)
-        if kind == "SHLO_PRETTY":
-            body = self.shlo.match(text, head.end())
-        elif kind == "SHLO_CONSTANT":
-            body = self.constant.match(text, head.end())
-        else:
-            return None
-        if body is None or text.startswith(("loc(", ","), self.skip(text, body.end()).end()):
+        if not text.startswith("%", self.skip(text, line_end).end()):
             return None
         try:
-            if kind == "SHLO_PRETTY":
-                op = self._shlo_op(text, head, body, lines)
-            else:
-                op = self._constant_op(text, head, body, lines)
+            return self._rebuild(template, text, res.span(), spans, lines), line_end
         except ShardyRefError:
             return None  # the loop reads the op again and raises what it raises there
-        return op, body.end()
 
-    def _name_kind(self, text: str, head, state: int) -> str | None:
-        kinds = lexed_kinds(self.tables, state, text,
-                            [head.span("res"), head.span("eq"), head.span("name")])
-        return None if kinds is None or kinds[0] != "VALUE" else kinds[2]
-
-    def _token(self, kind: str, text: str, start: int, end: int, lines) -> FastToken:
-        token = str.__new__(FastToken, text[start:end])
-        token.type, token.value, token._lines, token.start_pos, token.end_pos = \
-            kind, str(token), lines, start, end
-        return token
-
-    def _results(self, text: str, head, lines) -> list:
+    def _rebuild(self, template: tuple, text: str, res: tuple[int, int], spans: list,
+                 lines):
+        name, operand_types, result_types, attributes, at = template
         b = self.builder
-        return b.op_results([b.op_result([self._token("VALUE", text, *head.span("res"),
-                                                      lines), None])])
+        results = b.op_results([b.op_result([_token("VALUE", text, *res, lines), None])])
+        at += res[1]  # where the op is located (its name), as an empty token there
+        op = b.make_op(_token("OP_LOCATION", text, at, at, lines), name,
+                       [_token("VALUE", text, a, z, lines) for a, z in spans],
+                       operand_types, result_types, dict(attributes))
+        return b.operation([results, op, None])
 
-    def _shlo_op(self, text: str, head, body, lines):
+    # -- learning from the loop ----------------------------------------------------------
+    def _state_sizes(self) -> tuple:
+        """What the builder holds besides the ops' results and operands."""
         b = self.builder
-        results = self._results(text, head, lines)
-        name = self._token("SHLO_PRETTY", text, *head.span("name"), lines)
-        items = [self._token("VALUE", text, m.start(), m.end(), lines)
-                 for m in self.tokens.finditer(text, *body.span("operands"))
-                 if m.lastgroup == "VALUE"]
-        items += self._clauses(text, body.span("clauses"), lines)
-        op = b.shlo_op([name, b.shlo_items(items), None, b.types([self._type(text, body,
-                                                                              lines)])])
-        return b.operation([results, b.custom_op([op]), None])
+        return (b.ops_read, len(b.nonfatal), len(b.op_locs), len(b.arg_names), len(b.arg_locs),
+                len(b.block_labels), len(b.successor_labels), len(b.region_starts),
+                len(b.loc_aliases), len(b.attr_aliases), len(b.type_aliases), id(b.last_loc))
 
-    def _clauses(self, text: str, span: tuple[int, int], lines) -> list:
-        """``, key = [ints]`` and ``, key = [ints] x [ints]`` as shlo_clause values."""
-        b, clauses, lists = self.builder, [], None
-        for m in self.tokens.finditer(text, *span):
-            group, value = m.lastgroup, m.group()
-            if group == "BARE_ID" and value != "x":
-                clauses.append([self._token("BARE_ID", text, m.start(), m.end(), lines)])
-                lists = []
-            elif value == "[":
-                ints: list = []
-            elif group == "INT":
-                ints.append(self._token("INT", text, m.start(), m.end(), lines))
-            elif value == "]":
-                lists.append(b.shlo_list(ints or [None]))
-                if len(clauses[-1]) == 1:
-                    clauses[-1].append(lists)
-        return [b.shlo_clause([key, lst[0] if len(lst) == 1 else b.shlo_dims_pair(lst)])
-                for key, lst in clauses]
+    def _start_learning(self, key: tuple, start: int, res_end: int, spans: list,
+                        line_end: int) -> None:
+        sizes = self._state_sizes()
+        # the line's op is to be the only op read before the next read
+        self.learning = (key, start, res_end, spans, line_end, (sizes[0] + 1, *sizes[1:]))
 
-    def _type(self, text: str, body, lines):
-        """The op's one type: a tensor type or a function type of tensor types."""
+    def _learn(self, text: str, next_start: int, lines) -> None:
+        """Keep the template of the line being learnt if the loop's op shows that its
+        shape says everything about it."""
+        key, start, res_end, spans, line_end, sizes = self.learning
+        self.learning = None
         b = self.builder
-        types = [b.tensor_type_fast([m.group()])
-                 for m in self.tokens.finditer(text, *body.span("types"))
-                 if m.lastgroup == "TENSOR_TYPE"]
-        if text[body.start("types")] != "(":
-            return types[0]
-        inputs = b.types(types[:-1]) if len(types) > 1 else None
-        return b.function_type([inputs, types[-1]])
+        if self.skip(text, line_end).end() != next_start or not b.result_defs:
+            return
+        op = next(reversed(b.result_defs))
+        defs = b.result_defs[op]
+        if not (len(defs) == 1 and defs[0][0].start_pos == start and len(op.results) == 1
+                and not op.regions and not op.successors and op.properties is None
+                and op.debug_location is None and self._state_sizes() == sizes):
+            return
+        pending = b.pending.get(op)
+        tokens = pending.tokens if pending is not None else []
+        if [(t.start_pos, t.end_pos) for t in tokens] != spans:
+            return
+        loc = op.location
+        line = loc.line - b.line_offset
+        if not 0 < line <= len(lines.starts):
+            return
+        at = lines.starts[line - 1] + loc.col - 1
+        if not res_end <= at < line_end or b.loc_at(at) != loc:
+            return
+        self.templates[key] = (op.name, tuple(pending.types) if pending is not None else (),
+                               tuple(r.type for r in op.results), dict(op.attributes),
+                               at - res_end)
 
-    def _constant_op(self, text: str, head, body, lines):
-        b = self.builder
-        results = self._results(text, head, lines)
-        name = self._token("SHLO_CONSTANT", text, *head.span("name"), lines)
-        dense = self._token("DENSE_LITERAL", text, *body.span("dense"), lines)
-        op = b.shlo_constant_op([name, None, dense, b.tensor_type_fast([body.group("type")])])
-        return b.operation([results, b.custom_op([op]), None])
+
+def _token(kind: str, text: str, start: int, end: int, lines) -> FastToken:
+    """A token as the loop makes it."""
+    token = str.__new__(FastToken, text[start:end])
+    token.type, token.value, token._lines, token.start_pos, token.end_pos = \
+        kind, str(token), lines, start, end
+    return token
