@@ -289,7 +289,7 @@ class Shortcut:
     the loop go on token by token. The loop then takes the goto, as if it had shifted the
     phrase's tokens and reduced them to ``nonterminal``; so a shortcut may only read text
     that the grammar reads as exactly one ``nonterminal`` from there, with the values the
-    callbacks would give (:func:`lexed_kinds` tells how the loop would lex a prefix)."""
+    callbacks would give."""
 
     terminal = ""
     nonterminal = ""
@@ -309,36 +309,6 @@ class _Gotos(dict):
         action = self.actions[state].get(self.nonterminal)
         goto = self[state] = action[1] if action is not None else None
         return goto
-
-
-def lexed_kinds(tables: Tables, state: int, text: str, spans) -> list[str] | None:
-    """The terminals the loop lexes at ``spans`` (``(start, end)`` of consecutive tokens,
-    with only ignored text between them), shifting each from ``state`` on; None if it
-    would lex other extents, or the table has no action for one of them, or a reduction
-    would reach below ``state``."""
-    actions, stack, kinds = tables.actions, [state], []
-    for start, end in spans:
-        match, keywords = tables.lexers[stack[-1]]
-        m = match(text, start)
-        if m is None or m.start(m.lastgroup) != start or m.end() != end:
-            return None
-        kind = m.lastgroup
-        if kind in keywords:
-            kind = keywords[kind].get(m.group(kind), kind)
-        kinds.append(kind)
-        while True:
-            action = actions[stack[-1]].get(kind)
-            if action is None:
-                return None
-            shift, arg, size, origin = action
-            if shift:
-                stack.append(arg)
-                break
-            if size >= len(stack):
-                return None
-            del stack[len(stack) - size:]
-            stack.append(actions[stack[-1]][origin][1])
-    return kinds
 
 
 class _Reducers(dict):
