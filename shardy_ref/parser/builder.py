@@ -647,23 +647,45 @@ class CoreBuilder(Transformer):
             if kind == "region":
                 frames.append(self._open_region(item, visible))
                 tasks.append(("close", None))
-                tasks.extend(("op", op) for op in reversed(list(item.ops())))
-            elif kind == "op":
-                if item in self.pending:
-                    uses.append(item)
-                    frames[-1].unbound.extend(
-                        (item, i, str(tok).partition("#")[0])
-                        for i, tok in enumerate(self.pending[item].tokens))
-                tasks.append(("results", item))
-                tasks.extend(("region", r) for r in reversed(item.regions))
+                tasks.append(("ops", item.ops()))
+            elif kind == "ops":
+                self._scan_ops(item, tasks, frames[-1], visible, uses)
             elif kind == "results":
                 self._define_results(item, frames[-1], visible)
             else:
                 self._close_region(frames, visible, bound)
         for op in uses:
-            pending = self.pending[op]
-            op.set_operands(self._lookup(tok, t, bound.get((op, i)))
-                            for i, (tok, t) in enumerate(zip(pending.tokens, pending.types)))
+            op.set_operands(self._bound_values(op, self.pending[op], bound))
+
+    def _scan_ops(self, ops, tasks: list, scope: _Scope, visible: dict, uses: list) -> None:
+        """Record the uses and define the results of ``ops`` (an iterator of one region's
+        ops) up to one with regions: that op's regions are scanned next, then its results
+        are defined and the iterator goes on (pushed to ``tasks``)."""
+        pending_of, result_defs = self.pending.get, self.result_defs
+        for op in ops:
+            pending = pending_of(op)
+            if pending is not None:
+                uses.append(op)
+                scope.unbound += [(op, i, str(tok).partition("#")[0])
+                                  for i, tok in enumerate(pending.tokens)]
+            if op.regions:
+                tasks.append(("ops", ops))
+                tasks.append(("results", op))
+                tasks.extend(("region", r) for r in reversed(op.regions))
+                return
+            if op in result_defs:
+                self._define_results(op, scope, visible)
+
+    def _bound_values(self, op: Operation, pending: PendingOperands, bound: dict) -> list:
+        """The values of ``op``'s operands: most are the first value of their name, of
+        the very type object declared (:meth:`_lookup` checks the others)."""
+        values = []
+        for i, (tok, t) in enumerate(zip(pending.tokens, pending.types)):
+            group = bound.get((op, i))
+            value = group[0] if group is not None and "#" not in tok else None
+            values.append(value if value is not None and value.type is t
+                          else self._lookup(tok, t, group))
+        return values
 
     def _open_region(self, region: Region, visible: dict) -> _Scope:
         self._resolve_successors(region)

@@ -61,37 +61,35 @@ class OpShortcut(Shortcut):
     def read(self, text: str, start: int, state: int, lines):
         if self.learning is not None:
             self._learn(text, start, lines)
-        res = self.values.match(text, start)
+        res_end = self.values.match(text, start).end()
         line_end = text.find("\n", start)
         if line_end < 0:
             line_end = len(text)
-        spans = [m.span() for m in self.values.finditer(text, res.end(), line_end)]
-        key = [state]
-        at = res.end()
-        for a, b in spans:
-            key.append(text[at:a])
-            at = b
-        key.append(text[at:line_end])
-        key = tuple(key)
+        rest = text[res_end:line_end]
+        key = (state, *self.values.split(rest))
         template = self.templates.get(key)
         if template is None:
-            self._start_learning(key, start, res.end(), spans, line_end)
+            self._start_learning(key, start, res_end, _spans(key, self.values.findall(rest),
+                                                             res_end), line_end)
             return None
         if not text.startswith("%", self.skip(text, line_end).end()):
             return None
         try:
-            return self._rebuild(template, text, res.span(), spans, lines), line_end
+            return self._rebuild(template, text, start, res_end, key,
+                                 self.values.findall(rest), lines), line_end
         except ShardyRefError:
             return None  # the loop reads the op again and raises what it raises there
 
-    def _rebuild(self, template: tuple, text: str, res: tuple[int, int], spans: list,
-                 lines):
+    def _rebuild(self, template: tuple, text: str, start: int, res_end: int, key: tuple,
+                 operands: list, lines):
         name, operand_types, result_types, attributes, at = template
         b = self.builder
-        results = b.op_results([b.op_result([_token("VALUE", text, *res, lines), None])])
-        at += res[1]  # where the op is located (its name), as an empty token there
+        results = b.op_results([b.op_result([_token("VALUE", text, start, res_end, lines),
+                                             None])])
+        at += res_end  # where the op is located (its name), as an empty token there
         op = b.make_op(_token("OP_LOCATION", text, at, at, lines), name,
-                       [_token("VALUE", text, a, z, lines) for a, z in spans],
+                       [_token("VALUE", text, a, z, lines)
+                        for a, z in _spans(key, operands, res_end)],
                        operand_types, result_types, dict(attributes))
         return b.operation([results, op, None])
 
@@ -137,6 +135,17 @@ class OpShortcut(Shortcut):
         self.templates[key] = (op.name, tuple(pending.types) if pending is not None else (),
                                tuple(r.type for r in op.results), dict(op.attributes),
                                at - res_end)
+
+
+def _spans(key: tuple, operands: list, at: int) -> list[tuple[int, int]]:
+    """Where the ``operands`` of a line are, from its key (the parser state, then the
+    text around them) and where the text after its result starts."""
+    spans = []
+    for segment, operand in zip(key[1:], operands):
+        at += len(segment)
+        spans.append((at, at + len(operand)))
+        at += len(operand)
+    return spans
 
 
 def _token(kind: str, text: str, start: int, end: int, lines) -> FastToken:
