@@ -268,17 +268,18 @@ def _dropped_terminals(rules) -> frozenset:
 
 
 def parse(tables: Tables, text: str, start: str, callbacks: dict, receiver=None,
-          shortcut: Shortcut | None = None):
+          shortcuts: tuple = ()):
     """Parse ``text`` from rule ``start``, applying ``callbacks`` (Lark's, by ``Rule``) as
     rules reduce; returns the start rule's value. Raises :class:`Fallback` on any error.
     A callback with a ``forwards_to`` function stands for ``forwards_to(receiver, children)``
-    (see :class:`_Reducers`); ``shortcut`` may read whole phrases itself (:class:`Shortcut`)."""
+    (see :class:`_Reducers`); ``shortcuts`` may read whole phrases themselves
+    (:class:`Shortcut`)."""
     if any(isinstance(key, str) for key in callbacks):
         raise Fallback  # token callbacks (a transformer visiting tokens): Lark's loop
-    reduce = _Reducers(tables.rules, callbacks, receiver)
+    reduce = _Reducers(tables.rules, callbacks, receiver, shortcuts)
     states = [tables.start_states[start]]
     values: list = []
-    _shift_tokens(tables, text, states, values, reduce, shortcut)
+    _shift_tokens(tables, text, states, values, reduce, shortcuts)
     return _finish(tables.actions, tables.end_states[start], states, values, reduce)
 
 
@@ -289,12 +290,17 @@ class Shortcut:
     the loop go on token by token. The loop then takes the goto, as if it had shifted the
     phrase's tokens and reduced them to ``nonterminal``; so a shortcut may only read text
     that the grammar reads as exactly one ``nonterminal`` from there, with the values the
-    callbacks would give."""
+    callbacks would give. A shortcut that ``observes`` is told of each value the loop's own
+    reductions of ``nonterminal`` give (``reduced``), to learn from."""
 
     terminal = ""
     nonterminal = ""
+    observes = False
 
     def read(self, text: str, start: int, state: int, lines: _Lines):  # pragma: no cover
+        raise NotImplementedError
+
+    def reduced(self, value) -> None:  # pragma: no cover
         raise NotImplementedError
 
 
@@ -320,17 +326,30 @@ class _Reducers(dict):
     is called directly, and a filter that only picks children becomes an ``itemgetter``,
     saving two Python calls per reduction."""
 
-    def __init__(self, rules: tuple, callbacks: dict, receiver) -> None:
+    def __init__(self, rules: tuple, callbacks: dict, receiver, shortcuts: tuple = ()) -> None:
         super().__init__()
         self.rules, self.callbacks, self.receiver = rules, callbacks, receiver
+        self.observers = {s.nonterminal: s.reduced for s in shortcuts if s.observes}
 
     def __missing__(self, index: int):
         rule = self.rules[index]
         callback = self.callbacks[rule]
         if self.receiver is not None:
             callback = _direct(callback, self.receiver, len(rule.expansion))
+        observer = self.observers.get(str(rule.origin.name))
+        if observer is not None:
+            callback = _observed(callback, observer)
         self[index] = callback
         return callback
+
+
+def _observed(callback, observer):
+    """``callback``, telling ``observer`` each value it gives."""
+    def observed(children):
+        value = callback(children)
+        observer(value)
+        return value
+    return observed
 
 
 def _direct(callback, receiver, size: int):
@@ -380,13 +399,13 @@ def _picking(method, receiver, picks: list, size: int):
 
 
 def _shift_tokens(tables: Tables, text: str, states: list, values: list, reduce: list,
-                  shortcut: Shortcut | None) -> None:
+                  shortcuts: tuple) -> None:
     """Lex and parse up to the end of the input (before ``$END``)."""
     lexers, actions, dropped = tables.lexers, tables.actions, tables.dropped
     lines = _Lines(text)
     new, token_class = str.__new__, FastToken
-    cut = _Cut(shortcut, actions)
-    cut_kind = cut.terminal
+    cut = _Cut(shortcuts, actions)
+    cut_kinds = cut.terminals
     pos = 0
     state = states[-1]
     while True:
@@ -411,8 +430,8 @@ def _shift_tokens(tables: Tables, text: str, states: list, values: list, reduce:
                 raise Fallback
             shift, arg, size, origin = action
             if shift:
-                if kind == cut_kind:  # a phrase the shortcut reads, then its goto
-                    phrase = cut(text, start, state, lines)
+                if kind in cut_kinds:  # a phrase a shortcut reads, then its goto
+                    phrase = cut(kind, text, start, state, lines)
                     if phrase is not None:
                         token, pos, arg = phrase
                 state = arg
@@ -433,21 +452,26 @@ def _at_end(lexers: _Lexers, text: str, pos: int) -> None:
 
 
 class _Cut:
-    """A :class:`Shortcut` behind its goto check: ``(value, end, goto state)`` or None."""
+    """The :class:`Shortcut` s behind their goto checks: called with the terminal about to
+    be shifted, ``(value, end, goto state)`` of the first that reads a phrase, or None."""
 
-    __slots__ = ("gotos", "read", "terminal")
+    __slots__ = ("by_terminal", "terminals")
 
-    def __init__(self, shortcut: Shortcut | None, actions: _Actions) -> None:
-        self.terminal = shortcut.terminal if shortcut is not None else None
-        self.read = shortcut.read if shortcut is not None else None
-        self.gotos = _Gotos(actions, shortcut.nonterminal) if shortcut is not None else None
+    def __init__(self, shortcuts: tuple, actions: _Actions) -> None:
+        self.by_terminal: dict[str, list] = {}
+        for shortcut in shortcuts:
+            self.by_terminal.setdefault(shortcut.terminal, []).append(
+                (shortcut.read, _Gotos(actions, shortcut.nonterminal)))
+        self.terminals = frozenset(self.by_terminal)
 
-    def __call__(self, text: str, start: int, state: int, lines: _Lines):
-        goto = self.gotos[state]
-        if goto is None:
-            return None
-        phrase = self.read(text, start, state, lines)
-        return None if phrase is None else (*phrase, goto)
+    def __call__(self, kind: str, text: str, start: int, state: int, lines: _Lines):
+        for read, gotos in self.by_terminal[kind]:
+            goto = gotos[state]
+            if goto is not None:
+                phrase = read(text, start, state, lines)
+                if phrase is not None:
+                    return (*phrase, goto)
+        return None
 
 
 def _finish(actions: dict, end_state: int, states: list, values: list, reduce: list):

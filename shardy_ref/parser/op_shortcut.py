@@ -94,16 +94,9 @@ class OpShortcut(Shortcut):
         return b.operation([results, op, None])
 
     # -- learning from the loop ----------------------------------------------------------
-    def _state_sizes(self) -> tuple:
-        """What the builder holds besides the ops' results and operands."""
-        b = self.builder
-        return (b.ops_read, len(b.nonfatal), len(b.op_locs), len(b.arg_names), len(b.arg_locs),
-                len(b.block_labels), len(b.successor_labels), len(b.region_starts),
-                len(b.loc_aliases), len(b.attr_aliases), len(b.type_aliases), id(b.last_loc))
-
     def _start_learning(self, key: tuple, start: int, res_end: int, spans: list,
                         line_end: int) -> None:
-        sizes = self._state_sizes()
+        sizes = _builder_state(self.builder)
         # the line's op is to be the only op read before the next read
         self.learning = (key, start, res_end, spans, line_end, (sizes[0] + 1, *sizes[1:]))
 
@@ -119,7 +112,7 @@ class OpShortcut(Shortcut):
         defs = b.result_defs[op]
         if not (len(defs) == 1 and defs[0][0].start_pos == start and len(op.results) == 1
                 and not op.regions and not op.successors and op.properties is None
-                and op.debug_location is None and self._state_sizes() == sizes):
+                and op.debug_location is None and _builder_state(b) == sizes):
             return
         pending = b.pending.get(op)
         tokens = pending.tokens if pending is not None else []
@@ -135,6 +128,71 @@ class OpShortcut(Shortcut):
         self.templates[key] = (op.name, tuple(pending.types) if pending is not None else (),
                                tuple(r.type for r in op.results), dict(op.attributes),
                                at - res_end)
+
+
+class AttrDictShortcut(Shortcut):
+    """Reads an attr-dict (``{sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}``) written on one
+    line as one the loop read before in the same parser state: it is the same (immutable)
+    ``DictionaryAttr``. A value is kept when the loop's next ``attr_dict`` reduction after
+    the ``{`` changed nothing else in the builder (no diagnostic, alias or op). An attr-dict
+    nested in it is read first: one learnt replaces the pending one, one read whole is not
+    reduced."""
+
+    terminal = "LBRACE"
+    nonterminal = "attr_dict"
+    observes = True
+
+    def __init__(self, builder) -> None:
+        self.builder = builder
+        self.values: dict[tuple, object] = {}  # (parser state, text) -> the attr-dict
+        self.learning: tuple | None = None  # (key, builder state) of one the loop reads
+
+    def read(self, text: str, start: int, state: int, lines):
+        end = _closing_brace(text, start)
+        if end < 0:
+            return None
+        key = (state, text[start:end])
+        value = self.values.get(key)
+        if value is None:
+            self.learning = (key, _builder_state(self.builder))
+            return None
+        return value, end
+
+    def reduced(self, value) -> None:
+        if self.learning is not None:
+            key, state = self.learning
+            self.learning = None
+            if _builder_state(self.builder) == state:
+                self.values[key] = value
+
+
+_BRACES = re.compile(r'[{}\n]|"(?:[^"\\\n]|\\.)*"?')  # a brace, a newline or a string
+
+
+def _closing_brace(text: str, start: int) -> int:
+    """The offset after the ``}`` closing the ``{`` at ``start``, on the same line (braces
+    in strings do not count; a dialect attribute's body has balanced brackets), or -1: an
+    attr-dict over several lines is left to the loop, so that the ``{`` of a region in
+    the same parser state is not scanned to its end."""
+    depth = 0
+    for m in _BRACES.finditer(text, start):
+        c = m.group()
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if not depth:
+                return m.end()
+        elif c == "\n":
+            return -1
+    return -1
+
+
+def _builder_state(b) -> tuple:
+    """What the builder holds besides the ops' results and operands, and the ops read."""
+    return (b.ops_read, len(b.nonfatal), len(b.op_locs), len(b.arg_names), len(b.arg_locs),
+            len(b.block_labels), len(b.successor_labels), len(b.region_starts),
+            len(b.loc_aliases), len(b.attr_aliases), len(b.type_aliases), id(b.last_loc))
 
 
 def _spans(key: tuple, operands: list, at: int) -> list[tuple[int, int]]:

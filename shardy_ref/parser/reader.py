@@ -75,8 +75,8 @@ class _Forwarding:
 
 _parsers: dict[str, object] = {}
 
-# whether the fused loop reads the commonest op lines whole (:mod:`.op_shortcut`); the
-# tests turn it off to compare
+# whether the fused loop reads repeated op lines and attr-dicts whole (:mod:`.op_shortcut`);
+# the tests turn it off to compare
 SHORTCUTS = True
 
 
@@ -167,13 +167,13 @@ def _run(parser, builder, text: str, start: str):
     """The parse through :mod:`.fast_lalr`'s loop; any error there is redone by Lark's
     own loop (from a reset builder), which raises the error the translators expect."""
     from shardy_ref.parser import fast_lalr
-    from shardy_ref.parser.op_shortcut import OpShortcut
+    from shardy_ref.parser.op_shortcut import AttrDictShortcut, OpShortcut
 
     tables = _fast_tables(parser)
     if tables is not None:
-        shortcut = OpShortcut(builder, tables) if SHORTCUTS else None
+        shortcuts = (OpShortcut(builder, tables), AttrDictShortcut(builder)) if SHORTCUTS else ()
         try:
-            return fast_lalr.parse(tables, text, start, parser._callbacks, builder, shortcut)
+            return fast_lalr.parse(tables, text, start, parser._callbacks, builder, shortcuts)
         except fast_lalr.Fallback:
             implicit_module = builder.implicit_module
             builder.reset(builder.filename, builder.line_offset, text)
