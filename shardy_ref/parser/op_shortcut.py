@@ -6,9 +6,9 @@ build the same op but for its operands and its result. Token by token, the loop 
 :mod:`.fast_lalr` spends most of such a line lexing, shifting and reducing its 8-30 tokens
 and running the builder's callbacks on them. :class:`OpShortcut` lets the loop read the
 first line of each shape and keeps what the builder made of it as a *template* (the op's
-name, operand and result types and attributes); a later line of the same shape becomes
-the same builder calls the loop would end with: ``op_result`` for its result, ``make_op``
-with its operand tokens, ``operation``.
+name, operand and result types, attributes and regions); a later line of the same shape
+becomes the same builder calls the loop would end with: ``op_result`` for its result,
+``make_op`` with its operand tokens, ``operation``.
 
 A line's shape is its text with the ``%name`` operands cut out, beside the parser state
 the op starts in. A template is only kept when the loop's op shows that the shape says
@@ -17,9 +17,12 @@ everything about it:
 * it is the line's only op, and all of the line: it is the one op the loop read before
   the next ``%name = ...`` op, which follows the line with only blanks and comments
   between;
-* it has one result, named at the start of the line, and no regions, successors,
-  properties or ``loc(...)``;
+* it has one result, named at the start of the line, and no successors, properties or
+  ``loc(...)``; its regions, if any, are ones the builder made itself (``applies
+  stablehlo.add``), using no value from outside them: a rebuilt op gets a copy;
 * its operands are the tokens at exactly the ``%name`` spans cut out of the line;
+* its locations (and those of the ops in its regions) are positions in the text around
+  the operands, which the rebuilt op gets at the same places in its own line;
 * reading it changed nothing else in the builder (no diagnostic, alias, location or
   block), so repeating it needs nothing else.
 
@@ -34,6 +37,7 @@ import re
 from functools import cache
 
 from shardy_ref.ir.diagnostics import ShardyRefError
+from shardy_ref.ir.location import FileLineColLoc, Location
 from shardy_ref.parser.fast_lalr import FastToken, Shortcut, Tables
 
 
@@ -82,16 +86,30 @@ class OpShortcut(Shortcut):
 
     def _rebuild(self, template: tuple, text: str, start: int, res_end: int, key: tuple,
                  operands: list, lines):
-        name, operand_types, result_types, attributes, at = template
+        name, operand_types, result_types, attributes, place, debug_place, nested = template
         b = self.builder
         results = b.op_results([b.op_result([_token("VALUE", text, start, res_end, lines),
                                              None])])
-        at += res_end  # where the op is located (its name), as an empty token there
+        spans = _spans(key, operands, res_end)
+        starts = [res_end, *(end for _, end in spans)]  # of the text around the operands
+        at = starts[place[0]] + place[1]  # where the op is located, as an empty token there
+        regions = [r.clone({}) for r in nested[0].regions] if nested else ()
         op = b.make_op(_token("OP_LOCATION", text, at, at, lines), name,
-                       [_token("VALUE", text, a, z, lines)
-                        for a, z in _spans(key, operands, res_end)],
-                       operand_types, result_types, dict(attributes))
+                       [_token("VALUE", text, a, z, lines) for a, z in spans],
+                       operand_types, result_types, dict(attributes), regions)
+        if debug_place is not None:
+            op.debug_location = self._debug_location(starts, debug_place)
+        if nested:
+            inner_ops = (inner for r in op.regions for inner in r.walk())
+            for inner, (inner_place, inner_debug) in zip(inner_ops, nested[1]):
+                inner.location = b.loc_at(starts[inner_place[0]] + inner_place[1])
+                if inner_debug is not None:
+                    inner.debug_location = self._debug_location(starts, inner_debug)
         return b.operation([results, op, None])
+
+    def _debug_location(self, starts: list, place: tuple[int, int]) -> FileLineColLoc:
+        where = self.builder.loc_at(starts[place[0]] + place[1])
+        return FileLineColLoc(where.file, where.line, where.col)
 
     # -- learning from the loop ----------------------------------------------------------
     def _start_learning(self, key: tuple, start: int, res_end: int, spans: list,
@@ -111,23 +129,74 @@ class OpShortcut(Shortcut):
         op = next(reversed(b.result_defs))
         defs = b.result_defs[op]
         if not (len(defs) == 1 and defs[0][0].start_pos == start and len(op.results) == 1
-                and not op.regions and not op.successors and op.properties is None
-                and op.debug_location is None and _builder_state(b) == sizes):
+                and not op.successors and op.properties is None
+                and _builder_state(b) == sizes):
             return
         pending = b.pending.get(op)
         tokens = pending.tokens if pending is not None else []
         if [(t.start_pos, t.end_pos) for t in tokens] != spans:
             return
-        loc = op.location
-        line = loc.line - b.line_offset
-        if not 0 < line <= len(lines.starts):
-            return
-        at = lines.starts[line - 1] + loc.col - 1
-        if not res_end <= at < line_end or b.loc_at(at) != loc:
+        places = _Places(b, lines, res_end, spans, line_end)
+        place, debug_place = places.of(op.location), places.of_debug(op.debug_location)
+        nested = self._nested(op, places) if op.regions else None
+        if place is None or debug_place is False or nested is False:
             return
         self.templates[key] = (op.name, tuple(pending.types) if pending is not None else (),
                                tuple(r.type for r in op.results), dict(op.attributes),
-                               at - res_end)
+                               place, debug_place, nested)
+
+    def _nested(self, op, places: _Places):
+        """For an op whose regions the builder made itself (``applies stablehlo.add``):
+        the op, to copy its regions from, and the places of their ops' locations; False
+        if the regions came from the text or use values from outside."""
+        b = self.builder
+        inner_ops = [inner for r in op.regions for inner in r.walk()]
+        defined = {v for r in op.regions for block in r.blocks for v in block.args}
+        defined.update(v for inner in inner_ops for v in inner.results)
+        inner_places = []
+        for inner in inner_ops:
+            if inner in b.pending or inner in b.result_defs or inner.successors or \
+                    not defined.issuperset(inner.operands):
+                return False
+            place, debug_place = places.of(inner.location), places.of_debug(inner.debug_location)
+            if place is None or debug_place is False:
+                return False
+            inner_places.append((place, debug_place))
+        return op, inner_places
+
+
+class _Places:
+    """Where locations are in a line being learnt, as ``(k, offset)``: ``offset`` characters
+    into the ``k``-th text around its operands, which a line of the same shape repeats."""
+
+    def __init__(self, builder, lines, res_end: int, spans: list, line_end: int) -> None:
+        self.builder, self.lines = builder, lines
+        self.bounds = list(zip([res_end, *(end for _, end in spans)],
+                               [*(start for start, _ in spans), line_end]))
+
+    def of(self, where) -> tuple[int, int] | None:
+        """The place of a ``Location`` or ``FileLineColLoc``; None if not in that text."""
+        b = self.builder
+        line = where.line - b.line_offset
+        if not 0 < line <= len(self.lines.starts):
+            return None
+        at = self.lines.starts[line - 1] + where.col - 1
+        if b.loc_at(at) != Location(where.file, where.line, where.col):
+            return None
+        for k, (start, end) in enumerate(self.bounds):
+            if start <= at < end:
+                return k, at - start
+        return None
+
+    def of_debug(self, debug):
+        """The place of a debug location (None: there is none; False: not a position in
+        that text)."""
+        if debug is None:
+            return None
+        if type(debug) is not FileLineColLoc:
+            return False
+        place = self.of(debug)
+        return False if place is None else place
 
 
 class AttrDictShortcut(Shortcut):

@@ -11,6 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from shardy_ref.ir.location import FileLineColLoc, Location, NameLoc
+from shardy_ref.ir.operation import Block, Operation, Region
+from shardy_ref.ir.types import F32
 from shardy_ref.parser import fast_lalr, op_shortcut, reader
 from shardy_ref.parser.printer import print_module
 from shardy_ref.testing.programs import programs
@@ -67,9 +70,8 @@ def _read_by_shortcut(text: str, monkeypatch) -> int:
 def test_benchmark_layers_are_read_by_the_shortcut_and_parse_identically(monkeypatch):
     text, _ = parse_print.generate(200)
     layers = text.count("func.func")
-    # per layer, once learnt: its 18 ops with a result but the reduce (it has a region)
-    # and the last (a return follows it)
-    assert _read_by_shortcut(text, monkeypatch) == 16 * (layers - 1)
+    # per layer, once learnt: its 18 ops with a result but the last (a return follows it)
+    assert _read_by_shortcut(text, monkeypatch) == 17 * (layers - 1)
     assert _outcome(text, True) == _outcome(text, False)
 
 
@@ -207,3 +209,43 @@ def test_broken_op_lines_give_the_same_errors(seed):
     for _ in range(3):
         broken = _broken(text, rng)
         assert _outcome(broken, True) == _outcome(broken, False)
+
+
+def _shortcut(text: str):
+    """An OpShortcut over ``text``'s builder, and its line starts."""
+    builder = reader._builder_class()()
+    builder.reset("in.mlir", 0, text)
+    reader.parse_module("")
+    tables = reader._fast_tables(reader._parser("start"))
+    return op_shortcut.OpShortcut(builder, tables), fast_lalr._Lines(text)
+
+
+def test_places_are_only_in_the_text_around_the_operands():
+    text = "%0 = stablehlo.add %a, %bb : tensor<f32>\n"
+    shortcut, lines = _shortcut(text)
+    places = op_shortcut._Places(shortcut.builder, lines, 2, [(19, 21), (23, 26)], 41)
+    assert places.of(Location("in.mlir", 1, 6)) == (0, 3)  # the op name
+    assert places.of(Location("in.mlir", 1, 24)) is None  # in %bb
+    assert places.of(Location("in.mlir", 1, 28)) == (2, 1)  # ':'
+    assert places.of(Location("other.mlir", 1, 6)) is None
+    assert places.of(Location("in.mlir", 2, 1)) is None
+    assert places.of_debug(None) is None
+    assert places.of_debug(FileLineColLoc("in.mlir", 1, 28)) == (2, 1)
+    assert places.of_debug(NameLoc("x", None)) is False
+
+
+def test_regions_using_outer_values_or_read_from_the_text_are_not_templates():
+    text = "%0 = test.op %a : tensor<f32>\n"
+    shortcut, lines = _shortcut(text)
+    places = op_shortcut._Places(shortcut.builder, lines, 2, [(13, 15)], 29)
+    outer = Operation("test.def", result_types=[F32])
+    block = Block([F32])
+    inner = Operation("test.inner", [block.args[0]], [F32], location=Location("in.mlir", 1, 6))
+    block.append(inner)
+    op = Operation("test.op", regions=[Region([block])], location=Location("in.mlir", 1, 6))
+    assert shortcut._nested(op, places) == (op, [((0, 3), None)])
+    inner.set_operands([outer.result])
+    assert shortcut._nested(op, places) is False
+    inner.set_operands([block.args[0]])
+    shortcut.builder.result_defs[inner] = []
+    assert shortcut._nested(op, places) is False
