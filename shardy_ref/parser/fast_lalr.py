@@ -34,6 +34,7 @@ from operator import itemgetter
 from lark.lexer import PatternStr, Token, UnlessCallback
 from lark.parse_tree_builder import ChildFilterLALR, ChildFilterLALR_NoPlaceholders
 from lark.parsers.lalr_analysis import Shift
+from lark.tree import Tree
 
 from shardy_ref.parser.lazy_scanner import HOT_AFTER
 
@@ -324,7 +325,8 @@ class _Reducers(dict):
     ``None`` for absent optional parts, splicing in ``_rule`` children) around the
     transformer's method; with a ``forwards_to`` function and a ``receiver`` the method
     is called directly, and a filter that only picks children becomes an ``itemgetter``,
-    saving two Python calls per reduction."""
+    saving two Python calls per reduction. A repetition (``x*``, ``x ("," x)*``) grows
+    its list in place (:func:`_appending`)."""
 
     def __init__(self, rules: tuple, callbacks: dict, receiver, shortcuts: tuple = ()) -> None:
         super().__init__()
@@ -334,6 +336,7 @@ class _Reducers(dict):
     def __missing__(self, index: int):
         rule = self.rules[index]
         callback = self.callbacks[rule]
+        callback = _appending(rule, callback) or callback
         if self.receiver is not None:
             callback = _direct(callback, self.receiver, len(rule.expansion))
         observer = self.observers.get(str(rule.origin.name))
@@ -341,6 +344,29 @@ class _Reducers(dict):
             callback = _observed(callback, observer)
         self[index] = callback
         return callback
+
+
+def _appending(rule, callback):
+    """For a left-recursive step of a repetition Lark made (``__x_star_n: __x_star_n
+    [sep] x``, whose callback splices the list's children and ``x`` into a new ``Tree``
+    of the same name, over the same list grown), the function appending ``x`` to the
+    list's own ``Tree``; else None. (Lark's filter reuses the list already: only the new
+    ``Tree`` and the filter's generic loop are saved.)"""
+    if type(callback) is not ChildFilterLALR_NoPlaceholders or not rule.expansion or \
+            rule.expansion[0] != rule.origin:
+        return None
+    include, builder = callback.to_include, callback.node_builder
+    if len(include) != 2 or include[0] != (0, True) or include[1][1] or \
+            not (type(builder) is partial and builder.func is Tree and
+                 builder.args == (rule.origin.name,) and not builder.keywords):
+        return None
+    item = include[1][0]
+
+    def append(children):
+        node = children[0]
+        node.children.append(children[item])
+        return node
+    return append
 
 
 def _observed(callback, observer):
