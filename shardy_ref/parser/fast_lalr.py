@@ -444,31 +444,31 @@ def _shift_tokens(tables: Tables, text: str, states: list, values: list, reduce:
         if kind in keywords:
             kind = keywords[kind].get(value, kind)
         start, pos = m.start(kind), m.end()
-        if kind in dropped:
-            token = value
-        else:
-            token = new(token_class, value)
-            token.type, token.value, token._lines, token.start_pos, token.end_pos = \
-                kind, value, lines, start, pos
         while True:  # reduce while the table says so, then shift the token
             action = actions[state].get(kind)
             if action is None:
                 raise Fallback
             shift, arg, size, origin = action
             if shift:
-                if kind in cut_kinds:  # a phrase a shortcut reads, then its goto
-                    phrase = cut(kind, text, start, state, lines)
-                    if phrase is not None:
-                        token, pos, arg = phrase
-                state = arg
-                states.append(arg)
-                values.append(token)
                 break
             children = values[len(values) - size:]
             del states[len(states) - size:], values[len(values) - size:]
             values.append(reduce[arg](children))
             state = actions[states[-1]][origin][1]
             states.append(state)
+        # a phrase a shortcut reads (then its goto), or the token
+        phrase = cut(kind, text, start, state, lines) if kind in cut_kinds else None
+        if phrase is not None:
+            token, pos, arg = phrase
+        elif kind in dropped:
+            token = value
+        else:
+            token = new(token_class, value)
+            token.type, token.value, token._lines, token.start_pos, token.end_pos = \
+                kind, value, lines, start, pos
+        state = arg
+        states.append(arg)
+        values.append(token)
 
 
 def _at_end(lexers: _Lexers, text: str, pos: int) -> None:
