@@ -232,7 +232,7 @@ class CoreBuilder(Transformer):
         if loc is not None:
             self.op_locs.append((op, loc))
         if results:
-            total = sum(n for _, n in results)
+            total = results[0][1] if len(results) == 1 else sum(n for _, n in results)
             if not op.results:
                 raise self.error(results[0][0], "cannot name an operation with no results")
             if total != len(op.results):

@@ -90,12 +90,17 @@ class OpShortcut(Shortcut):
         b = self.builder
         results = b.op_results([b.op_result([_token("VALUE", text, start, res_end, lines),
                                              None])])
-        spans = _spans(key, operands, res_end)
-        starts = [res_end, *(end for _, end in spans)]  # of the text around the operands
+        starts = [res_end]  # of the text around the operands
+        tokens = []
+        at = res_end
+        for segment, operand in zip(key[1:], operands):
+            at += len(segment)
+            tokens.append(_token("VALUE", text, at, at + len(operand), lines))
+            at += len(operand)
+            starts.append(at)
         at = starts[place[0]] + place[1]  # where the op is located, as an empty token there
         regions = [r.clone({}) for r in nested[0].regions] if nested else ()
-        op = b.make_op(_token("OP_LOCATION", text, at, at, lines), name,
-                       [_token("VALUE", text, a, z, lines) for a, z in spans],
+        op = b.make_op(_token("OP_LOCATION", text, at, at, lines), name, tokens,
                        operand_types, result_types, dict(attributes), regions)
         if debug_place is not None:
             op.debug_location = self._debug_location(starts, debug_place)
