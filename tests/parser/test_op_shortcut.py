@@ -51,9 +51,9 @@ def _outcome(text: str, shortcuts: bool, unregistered: bool = False) -> str:
                       *positions, *map(str, diagnostics), f"Lark redid it: {bool(fallbacks)}"])
 
 
-def _read_by_shortcut(text: str, monkeypatch) -> int:
-    """How many ops of ``text`` the shortcut read."""
-    read = op_shortcut.OpShortcut.read
+def _read_by_shortcut(text: str, monkeypatch, shortcut=op_shortcut.OpShortcut) -> int:
+    """How many phrases (ops by default) of ``text`` the ``shortcut`` class read."""
+    read = shortcut.read
     count = 0
 
     def counting(self, *args):
@@ -62,7 +62,7 @@ def _read_by_shortcut(text: str, monkeypatch) -> int:
         count += phrase is not None
         return phrase
     with monkeypatch.context() as m:
-        m.setattr(op_shortcut.OpShortcut, "read", counting)
+        m.setattr(shortcut, "read", counting)
         reader.parse_module(text)
     return count
 
@@ -72,24 +72,10 @@ def test_benchmark_layers_are_read_by_the_shortcut_and_parse_identically(monkeyp
     layers = text.count("func.func")
     # per layer, once learnt: its 18 ops with a result but the last (a return follows it)
     assert _read_by_shortcut(text, monkeypatch) == 17 * (layers - 1)
+    # and two arguments' and one result's attr-dicts (the op's one is in its line)
+    assert _read_by_shortcut(text, monkeypatch, op_shortcut.AttrDictShortcut) == \
+        3 * (layers - 1)
     assert _outcome(text, True) == _outcome(text, False)
-
-
-def test_benchmark_attr_dicts_are_read_by_the_shortcut(monkeypatch):
-    text, _ = parse_print.generate(200)
-    layers = text.count("func.func")
-    read = op_shortcut.AttrDictShortcut.read
-    count = 0
-
-    def counting(self, *args):
-        nonlocal count
-        phrase = read(self, *args)
-        count += phrase is not None
-        return phrase
-    monkeypatch.setattr(op_shortcut.AttrDictShortcut, "read", counting)
-    reader.parse_module(text)
-    # per layer, once learnt: two arguments' and one result's (the op's one is in its line)
-    assert count == 3 * (layers - 1)
 
 
 def test_repository_mlir_files_parse_identically(monkeypatch):
