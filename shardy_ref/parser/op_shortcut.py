@@ -57,8 +57,9 @@ class OpShortcut(Shortcut):
         self.values = _value_pattern(tables.terminals["VALUE"])
         self.builder = builder
         self.skip = tables.lexers.skip
-        # (parser state, the line's text between its %names) -> (op name, operand types,
-        # result types, attributes, offset of the op's location after the result name)
+        # (parser state, the line's texts around its %names) -> (op name, operand types,
+        # result types, attributes, places of the op's location and debug location (see
+        # _Places), and None or (the op, to copy its regions, places of their ops'))
         self.templates: dict[tuple, tuple] = {}
         self.learning: tuple | None = None  # a line the loop is reading, to learn from
 
