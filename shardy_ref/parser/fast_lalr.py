@@ -237,7 +237,7 @@ class Tables:
     start_states: dict
     end_states: dict
     dropped: frozenset  # terminals every rule filters out
-    reducers: dict  # id(callbacks) -> (callbacks, their callback of each rule index)
+    reducers: dict  # id(callbacks) -> (callbacks, the _Makers of their rules' callbacks)
     terminals: dict  # terminal name -> its regex, as Lark compiles it
 
 
@@ -277,7 +277,7 @@ def parse(tables: Tables, text: str, start: str, callbacks: dict, receiver=None,
     (:class:`Shortcut`)."""
     if any(isinstance(key, str) for key in callbacks):
         raise Fallback  # token callbacks (a transformer visiting tokens): Lark's loop
-    reduce = _Reducers(tables.rules, callbacks, receiver, shortcuts)
+    reduce = _Reducers(tables, callbacks, receiver, shortcuts)
     states = [tables.start_states[start]]
     values: list = []
     _shift_tokens(tables, text, states, values, reduce, shortcuts)
@@ -326,24 +326,44 @@ class _Reducers(dict):
     transformer's method; with a ``forwards_to`` function and a ``receiver`` the method
     is called directly, and a filter that only picks children becomes an ``itemgetter``,
     saving two Python calls per reduction. A repetition (``x*``, ``x ("," x)*``) grows
-    its list in place (:func:`_appending`)."""
+    its list in place (:func:`_appending`). How each rule's callback is made is worked out
+    once per set of Lark callbacks (:class:`_Makers`): for a small text, that was most of
+    the parse's set-up."""
 
-    def __init__(self, rules: tuple, callbacks: dict, receiver, shortcuts: tuple = ()) -> None:
+    def __init__(self, tables: Tables, callbacks: dict, receiver, shortcuts: tuple = ()) -> None:
         super().__init__()
-        self.rules, self.callbacks, self.receiver = rules, callbacks, receiver
+        entry = tables.reducers.get(id(callbacks))
+        if entry is None or entry[0] is not callbacks:
+            entry = tables.reducers[id(callbacks)] = (callbacks, _Makers(tables.rules, callbacks))
+        self.makers, self.rules, self.receiver = entry[1], tables.rules, receiver
         self.observers = {s.nonterminal: s.reduced for s in shortcuts if s.observes}
+
+    def __missing__(self, index: int):
+        callback = self.makers[index](self.receiver)
+        if self.observers:
+            observer = self.observers.get(str(self.rules[index].origin.name))
+            if observer is not None:
+                callback = _observed(callback, observer)
+        self[index] = callback
+        return callback
+
+
+class _Makers(dict):
+    """Rule index -> a function of the receiver (or None) that makes the rule's callback."""
+
+    def __init__(self, rules: tuple, callbacks: dict) -> None:
+        super().__init__()
+        self.rules, self.callbacks = rules, callbacks
 
     def __missing__(self, index: int):
         rule = self.rules[index]
         callback = self.callbacks[rule]
-        callback = _appending(rule, callback) or callback
-        if self.receiver is not None:
-            callback = _direct(callback, self.receiver, len(rule.expansion))
-        observer = self.observers.get(str(rule.origin.name))
-        if observer is not None:
-            callback = _observed(callback, observer)
-        self[index] = callback
-        return callback
+        appended = _appending(rule, callback)
+        if appended is not None:
+            maker = self[index] = lambda receiver: appended
+        else:
+            maker = self[index] = _direct_maker(callback, len(rule.expansion))
+        return maker
 
 
 def _appending(rule, callback):
@@ -378,20 +398,28 @@ def _observed(callback, observer):
     return observed
 
 
-def _direct(callback, receiver, size: int):
-    """``callback`` calling its ``forwards_to`` function on ``receiver`` directly."""
+def _direct_maker(callback, size: int):
+    """receiver -> ``callback`` calling its ``forwards_to`` function on ``receiver`` directly
+    (``callback`` itself without a receiver or such a function)."""
     if type(callback) not in (ChildFilterLALR, ChildFilterLALR_NoPlaceholders):
         method = getattr(callback, "forwards_to", None)
-        return callback if method is None else partial(method, receiver)
+        if method is None:
+            return lambda receiver: callback
+        return lambda receiver: callback if receiver is None else partial(method, receiver)
     method = getattr(callback.node_builder, "forwards_to", None)
     if method is None:
-        return callback
+        return lambda receiver: callback
     picks = _picks(callback)
     if picks is None:  # it splices in children: Lark's filter, then the method directly
-        callback = copy.copy(callback)
-        callback.node_builder = partial(method, receiver)
-        return callback
-    return _picking(method, receiver, picks, size)
+        def splicing(receiver):
+            if receiver is None:
+                return callback
+            direct = copy.copy(callback)
+            direct.node_builder = partial(method, receiver)
+            return direct
+        return splicing
+    return lambda receiver: callback if receiver is None else \
+        _picking(method, receiver, picks, size)
 
 
 def _picks(child_filter) -> list | None:
