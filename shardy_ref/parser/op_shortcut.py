@@ -11,8 +11,9 @@ becomes the same builder calls the loop would end with: ``op_result`` for its re
 ``make_op`` with its operand tokens, ``operation``.
 
 A line's shape is its text with the ``%name`` operands cut out, beside the parser state
-the op starts in. A template is only kept when the loop's op shows that the shape says
-everything about it:
+the op starts in. The second line of a shape is learnt from (the first only noted, so
+that a module of few repeated lines pays little), and a template is only kept when the
+loop's op shows that the shape says everything about it:
 
 * it is the line's only op, and all of the line: it is the one op the loop read before
   the next ``%name = ...`` op, which follows the line with only blanks and comments
@@ -62,6 +63,7 @@ class OpShortcut(Shortcut):
         # _Places), and None or (the op, to copy its regions, places of their ops'))
         self.templates: dict[tuple, tuple] = {}
         self.learning: tuple | None = None  # a line the loop is reading, to learn from
+        self.seen: set[tuple] = set()  # the shapes of lines read once
 
     def read(self, text: str, start: int, state: int, lines):
         if self.learning is not None:
@@ -74,8 +76,11 @@ class OpShortcut(Shortcut):
         key = (state, *self.values.split(rest))
         template = self.templates.get(key)
         if template is None:
-            self._start_learning(key, start, res_end, _spans(key, self.values.findall(rest),
-                                                             res_end), line_end)
+            if key in self.seen:  # a shape seen twice is worth learning
+                self._start_learning(key, start, res_end,
+                                     _spans(key, self.values.findall(rest), res_end), line_end)
+            else:
+                self.seen.add(key)
             return None
         if not text.startswith("%", self.skip(text, line_end).end()):
             return None
@@ -221,6 +226,7 @@ class AttrDictShortcut(Shortcut):
         self.builder = builder
         self.values: dict[tuple, object] = {}  # (parser state, text) -> the attr-dict
         self.learning: tuple | None = None  # (key, builder state) of one the loop reads
+        self.seen: set[tuple] = set()  # the keys of attr-dicts read once
 
     def read(self, text: str, start: int, state: int, lines):
         end = _closing_brace(text, start)
@@ -229,7 +235,10 @@ class AttrDictShortcut(Shortcut):
         key = (state, text[start:end])
         value = self.values.get(key)
         if value is None:
-            self.learning = (key, _builder_state(self.builder))
+            if key in self.seen:  # a text seen twice is worth learning
+                self.learning = (key, _builder_state(self.builder))
+            else:
+                self.seen.add(key)
             return None
         return value, end
 

@@ -75,9 +75,12 @@ class _Forwarding:
 
 _parsers: dict[str, object] = {}
 
-# whether the fused loop reads repeated op lines and attr-dicts whole (:mod:`.op_shortcut`);
-# the tests turn it off to compare
+# whether the fused loop reads repeated op lines and attr-dicts whole (:mod:`.op_shortcut`),
+# in texts of at least this many characters: they only repay their learning over repeated
+# lines (measured on generated modules: even at about 5k characters, 2-4 ms to parse,
+# 0.75-0.85x from 10k); the tests change both to compare
 SHORTCUTS = True
+SHORTCUTS_FROM_CHARS = 4096
 
 
 def _parser(start: str = "start"):
@@ -171,7 +174,8 @@ def _run(parser, builder, text: str, start: str):
 
     tables = _fast_tables(parser)
     if tables is not None:
-        shortcuts = (OpShortcut(builder, tables), AttrDictShortcut(builder)) if SHORTCUTS else ()
+        shortcuts = (OpShortcut(builder, tables), AttrDictShortcut(builder)) \
+            if SHORTCUTS and len(text) >= SHORTCUTS_FROM_CHARS else ()
         try:
             return fast_lalr.parse(tables, text, start, parser._callbacks, builder, shortcuts)
         except fast_lalr.Fallback:
