@@ -5,7 +5,11 @@ Generates a module of transformer-like layers (dot_general, elementwise ops, res
 reductions, constants, sharding constraints, sharded function arguments) with at least
 ``--ops`` operations, then times, in one run:
 
-* our ``parse_module`` (Lark LALR, IR built during the parse) and ``print_module``;
+* our ``parse_module`` (Lark LALR, IR built during the parse; the layers repeat, so most
+  op lines and attr-dicts are rebuilt from what the first ones made,
+  ``shardy_ref/parser/op_shortcut.py``: on ``benchmarks/scale.py``'s less repetitive
+  ``chain`` module that makes parsing about 2.5x faster, on the conformance corpus' small
+  chunks, below its 4096-character threshold, nothing) and ``print_module``;
 * when the oracle's jaxlib is installed (``../shared/oracle/setup``), ``ir.Module.parse``
   and ``get_asm`` of the same text in that interpreter.
 
