@@ -170,11 +170,10 @@ def _run(parser, builder, text: str, start: str):
     """The parse through :mod:`.fast_lalr`'s loop; any error there is redone by Lark's
     own loop (from a reset builder), which raises the error the translators expect."""
     from shardy_ref.parser import fast_lalr
-    from shardy_ref.parser.op_shortcut import AttrDictShortcut, OpShortcut
 
     tables = _fast_tables(parser)
     if tables is not None:
-        shortcuts = (OpShortcut(builder, tables), AttrDictShortcut(builder)) \
+        shortcuts = _shortcuts(builder, tables) \
             if SHORTCUTS and len(text) >= SHORTCUTS_FROM_CHARS else ()
         try:
             return fast_lalr.parse(tables, text, start, parser._callbacks, builder, shortcuts)
@@ -183,6 +182,14 @@ def _run(parser, builder, text: str, start: str):
             builder.reset(builder.filename, builder.line_offset, text)
             builder.implicit_module = implicit_module
     return parser.parse(text)
+
+
+def _shortcuts(builder, tables) -> tuple:
+    """The shortcuts of one parse (imported only for a text long enough to use them: a
+    tool's start-up parses a small one)."""
+    from shardy_ref.parser.op_shortcut import AttrDictShortcut, OpShortcut
+
+    return OpShortcut(builder, tables), AttrDictShortcut(builder)
 
 
 def _fast_tables(parser):
