@@ -17,6 +17,7 @@ from shardy_ref.ir.types import F32
 from shardy_ref.parser import fast_lalr, op_shortcut, reader
 from shardy_ref.parser.printer import print_module
 from shardy_ref.testing.programs import programs
+from tests.profiles import examples
 
 ROOT = Path(__file__).resolve().parents[2]
 MLIR_FILES = sorted(p for d in ("examples", "docs", "tests") for p in (ROOT / d).rglob("*.mlir"))
@@ -175,7 +176,7 @@ def test_edge_cases_give_the_same_outcome(text):
     assert _outcome(text, True) == _outcome(text, False)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(programs(max_ops=12, sharding_groups=True, manual_computations=True,
                 control_flow=True, calls=True, priorities=True, ops=True))
 def test_random_programs_parse_identically(text):
@@ -190,7 +191,7 @@ def _broken(text: str, rng: random.Random) -> str:
                        text[:i] + rng.choice("%@#<>{}()[]:,=x-\"/ \n0") + text[i + 1:]))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.integers(0, 2**32 - 1))
 def test_broken_op_lines_give_the_same_errors(seed):
     rng = random.Random(seed)
