@@ -20,6 +20,7 @@ from shardy_ref.ir.builtin_attrs import (
 )
 from shardy_ref.ir.gc_pause import collector_paused
 from shardy_ref.ir.location import UnknownLoc, debug_location_of
+from shardy_ref.ir.module import Module
 from shardy_ref.ir.opdefs import op_def
 from shardy_ref.ir.operation import Block, Operation, Region, Value
 from shardy_ref.ir.types import format_result_types
@@ -320,16 +321,19 @@ def argument_location(arg):
     return op_location(owner) if owner is not None else UnknownLoc()
 
 
-def print_module(module: Operation, generic: bool = False, generic_dialects=(),
+def print_module(module: Operation | Module, generic: bool = False, generic_dialects=(),
                  debug_info: bool = False, local_scope: bool = False,
                  elide_elements_larger_than: int | None = None) -> str:
-    """The text MLIR prints for a top-level op (normally ``builtin.module``), with newline;
+    """The text MLIR prints for a top-level op (normally ``builtin.module``, or the op of a
+    :class:`~shardy_ref.ir.Module`), with newline;
     ops of ``generic_dialects`` (dialects the tool does not register) print generic.
     ``debug_info`` adds locations (``--mlir-print-debuginfo``); ``local_scope`` writes them
     inline instead of as ``#loc`` aliases (``--mlir-print-local-scope``);
     ``elide_elements_larger_than`` is ``--mlir-elide-elementsattrs-if-larger``. The cyclic
     GC is paused meanwhile: the printer's objects are not garbage until it returns, and
     collections over them cost ~5% of printing a 120k-op module (``benchmarks/scale.py``)."""
+    if isinstance(module, Module):
+        module = module.op
     token = ELIDE_ELEMENTS_LARGER_THAN.set(elide_elements_larger_than)
     try:
         with collector_paused(promote=False):  # what it allocated is garbage once it returns

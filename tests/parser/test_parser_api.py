@@ -112,3 +112,14 @@ def test_threads_parse_as_one_thread_does():
     for i, got in enumerate(results):
         assert got == [expected[i]] * ROUNDS, f"chunk {i} differs in a thread"
     assert gc.isenabled()
+
+
+def test_print_module_takes_a_module_as_its_op():
+    """``from_jax`` and the passes hand out ``Module`` s: printing one prints its op."""
+    from shardy_ref.ir import Module
+    from shardy_ref.parser import parse_module, print_module
+
+    op = parse_module("func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+                      "  return %a : tensor<2xf32>\n}\n")
+    assert print_module(Module(op)) == print_module(op)
+    assert print_module(Module(op), debug_info=True) == print_module(op, debug_info=True)
