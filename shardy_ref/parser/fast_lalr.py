@@ -16,7 +16,10 @@ states and the parse table all stay Lark's:
 * tokens get type, value and offsets; line and column are computed when asked for;
 * a terminal that every rule filters out (punctuation, keywords) is pushed as its plain
   text, which the rule's child filter drops by position;
-* the parse table is re-keyed by plain strings, reductions by rule index.
+* the parse table is re-keyed by plain strings, reductions by rule index;
+* a :class:`Shortcut` may read a whole phrase where it starts, for the goto the phrase's
+  reductions would reach (:mod:`shardy_ref.parser.op_shortcut` rebuilds repeated op lines
+  and attr-dicts from what the loop made of the first ones).
 
 Any lexing or parse error raises :class:`Fallback`: the caller reruns ``Lark.parse``, which
 raises Lark's own error, so error messages do not depend on this module.
