@@ -93,6 +93,15 @@ class FastToken(Token):
         return self._lines.column(self.end_pos)
 
 
+def make_token(kind: str, text: str, start: int, end: int, lines: _Lines) -> FastToken:
+    """The token of ``text[start:end]`` as the loop makes it (:func:`_shift_tokens` does
+    the same inline, once per token)."""
+    token = str.__new__(FastToken, text[start:end])
+    token.type, token.value, token._lines, token.start_pos, token.end_pos = \
+        kind, str(token), lines, start, end
+    return token
+
+
 class _ColdMatch:
     """What the driver reads of a regex match, for a state not compiled yet."""
 

@@ -39,7 +39,7 @@ from functools import cache
 
 from shardy_ref.ir.diagnostics import ShardyRefError
 from shardy_ref.ir.location import FileLineColLoc, Location
-from shardy_ref.parser.fast_lalr import FastToken, Shortcut, Tables
+from shardy_ref.parser.fast_lalr import Shortcut, Tables, make_token
 
 
 @cache
@@ -94,19 +94,19 @@ class OpShortcut(Shortcut):
                  operands: list, lines):
         name, operand_types, result_types, attributes, place, debug_place, nested = template
         b = self.builder
-        results = b.op_results([b.op_result([_token("VALUE", text, start, res_end, lines),
+        results = b.op_results([b.op_result([make_token("VALUE", text, start, res_end, lines),
                                              None])])
         starts = [res_end]  # of the text around the operands
         tokens = []
         at = res_end
         for segment, operand in zip(key[1:], operands):
             at += len(segment)
-            tokens.append(_token("VALUE", text, at, at + len(operand), lines))
+            tokens.append(make_token("VALUE", text, at, at + len(operand), lines))
             at += len(operand)
             starts.append(at)
         at = starts[place[0]] + place[1]  # where the op is located, as an empty token there
         regions = [r.clone({}) for r in nested[0].regions] if nested else ()
-        op = b.make_op(_token("OP_LOCATION", text, at, at, lines), name, tokens,
+        op = b.make_op(make_token("OP_LOCATION", text, at, at, lines), name, tokens,
                        operand_types, result_types, dict(attributes), regions)
         if debug_place is not None:
             op.debug_location = self._debug_location(starts, debug_place)
@@ -289,10 +289,3 @@ def _spans(key: tuple, operands: list, at: int) -> list[tuple[int, int]]:
         at += len(operand)
     return spans
 
-
-def _token(kind: str, text: str, start: int, end: int, lines) -> FastToken:
-    """A token as the loop makes it."""
-    token = str.__new__(FastToken, text[start:end])
-    token.type, token.value, token._lines, token.start_pos, token.end_pos = \
-        kind, str(token), lines, start, end
-    return token
