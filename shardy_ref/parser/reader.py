@@ -76,9 +76,9 @@ class _Forwarding:
 _parsers: dict[str, object] = {}
 
 # whether the fused loop reads repeated op lines and attr-dicts whole (:mod:`.op_shortcut`),
-# in texts of at least this many characters: they only repay their learning over repeated
-# lines (measured on generated modules: even at about 5k characters, 2-4 ms to parse,
-# 0.75-0.85x from 10k); the tests change both to compare
+# in texts of at least this many characters: the shortcuts only repay their learning over
+# repeated lines (measured on generated modules: up to 6% slower below about 5k characters,
+# 0.75-0.86x the time at about 10k); the tests change both to compare
 SHORTCUTS = True
 SHORTCUTS_FROM_CHARS = 4096
 
