@@ -11,6 +11,9 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("SHARDY_REF_SHARED", ROOT.parent / "shared"))
 CORPUS = SHARED / "conformance" / "corpus"
 sys.path.insert(0, str(ROOT / "tools"))
+# every pipeline the tests run (in this process and the command lines they start) checks
+# that the IR's change count saw each change the verifier would see (pass_manager.py)
+os.environ["SHARDY_REF_CROSS_CHECK_CHANGES"] = "1"
 
 from tests import profiles  # noqa: E402,F401  (registers and loads the hypothesis profile)
 

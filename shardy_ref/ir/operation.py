@@ -5,12 +5,15 @@ generic :class:`Operation` (name, operands, results, attributes, regions) serves
 dialect; what an op *means* lives in registries keyed by its name. Ops compare by
 identity. Use lists stay consistent under ``set_operand``, ``replace_all_uses_with`` and
 ``erase``; a value's ``uses`` are listed most-recent first, the order MLIR iterates them.
+
+Every change made through this API is counted (:mod:`shardy_ref.ir.change_count`).
 """
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
+from shardy_ref.ir.change_count import COUNT, Attributes
 from shardy_ref.ir.location import UNKNOWN_LOC, Location
 
 if TYPE_CHECKING:
@@ -25,10 +28,10 @@ class IRError(Exception):
 class Value:
     """An SSA value: an op result or a block argument."""
 
-    __slots__ = ("_uses", "type")
+    __slots__ = ("_type", "_uses")
 
     def __init__(self, type: Type):
-        self.type = type
+        self._type = type
         self._uses: dict[OpOperand, None] = {}
 
     @property
@@ -69,6 +72,16 @@ class Value:
     @property
     def defining_op(self) -> Operation | None:
         return None
+
+
+def _set_type(value: Value, type: Type) -> None:
+    COUNT[0] += 1
+    value._type = type
+
+
+# read through the slot's own C getter: a read costs about what a plain slot's does
+Value.type = property(Value._type.__get__, _set_type, doc="The value's type; setting it counts "
+                      "as a change of the IR.")
 
 
 class OpResult(Value):
@@ -130,11 +143,13 @@ class OpOperand:
         value._uses[self] = None
 
     def set(self, value: Value) -> None:
+        COUNT[0] += 1
         del self.value._uses[self]
         self.value = value
         value._uses[self] = None
 
     def drop(self) -> None:
+        COUNT[0] += 1
         self.value._uses.pop(self, None)
 
 
@@ -170,7 +185,8 @@ class Operation:
         self.name = name
         self._operands = [OpOperand(self, i, v) for i, v in enumerate(operands)]
         self.results = [OpResult(t, self, i) for i, t in enumerate(result_types)]
-        self.attributes: dict[str, Attribute] = attributes if attributes is not None else {}
+        self.attributes: dict[str, Attribute] = (
+            attributes if type(attributes) is Attributes else Attributes(attributes or ()))
         self.properties = properties
         self.regions: list[Region] = []
         for r in regions:
@@ -204,6 +220,7 @@ class Operation:
         self._operands[i].set(value)
 
     def set_operands(self, values: Iterable[Value]) -> None:
+        COUNT[0] += 1
         for o in self._operands:
             o.drop()
         self._operands = [OpOperand(self, i, v) for i, v in enumerate(values)]
@@ -246,10 +263,17 @@ class Operation:
 
     # -- regions -------------------------------------------------------------------------
     def add_region(self, region: Region | None = None) -> Region:
+        COUNT[0] += 1
         region = region if region is not None else Region()
         region.parent = self
         self.regions.append(region)
         return region
+
+    def take_regions(self) -> list[Region]:
+        """Remove and return this op's regions, blocks and all (to move them to a new op)."""
+        COUNT[0] += 1
+        regions, self.regions = self.regions, []
+        return regions
 
     # -- position in the IR ---------------------------------------------------------------
     @property
@@ -459,11 +483,13 @@ class Block:
         return self.parent is not None and self.parent.blocks and self.parent.blocks[0] is self
 
     def add_argument(self, type: Type) -> BlockArgument:
+        COUNT[0] += 1
         arg = BlockArgument(type, self, len(self.args))
         self.args.append(arg)
         return arg
 
     def insert_argument(self, index: int, type: Type) -> BlockArgument:
+        COUNT[0] += 1
         arg = BlockArgument(type, self, index)
         self.args.insert(index, arg)
         for i, a in enumerate(self.args):
@@ -474,6 +500,7 @@ class Block:
         arg = self.args[index]
         if arg.has_uses:
             raise IRError(f"erasing block argument #{index} that still has uses")
+        COUNT[0] += 1
         del self.args[index]
         for i, a in enumerate(self.args):
             a.index = i
@@ -501,6 +528,7 @@ class Block:
             return  # already there (e.g. moved right after its own predecessor)
         if op.parent is not None:
             op.parent._unlink(op)
+        COUNT[0] += 1
         op.parent = self
         self._order = None
         op._prev, op._next = prev, nxt
@@ -515,6 +543,7 @@ class Block:
         self._len += 1
 
     def _unlink(self, op: Operation) -> None:
+        COUNT[0] += 1
         if op._prev is None:
             self._first = op._next
         else:
@@ -540,10 +569,25 @@ class Region:
             self.add_block(b)
 
     def add_block(self, block: Block | None = None) -> Block:
+        COUNT[0] += 1
         block = block if block is not None else Block()
         block.parent = self
         self.blocks.append(block)
         return block
+
+    def remove_block(self, block: Block) -> None:
+        """Take ``block`` out of this region (its ops stay in it)."""
+        COUNT[0] += 1
+        self.blocks.remove(block)
+        block.parent = None
+
+    def take_blocks(self) -> list[Block]:
+        """Remove and return every block (MLIR ``takeBody`` moves them to another region)."""
+        COUNT[0] += 1
+        blocks, self.blocks = self.blocks, []
+        for block in blocks:
+            block.parent = None
+        return blocks
 
     @property
     def entry_block(self) -> Block | None:

@@ -270,8 +270,7 @@ class PatternRewriter:
             self.listener.notify_block_erased(block)
         _drop_all_uses(block.args)
         if block.parent is not None:
-            block.parent.blocks.remove(block)
-            block.parent = None
+            block.parent.remove_block(block)
 
     # -- moving ----------------------------------------------------------------------------
     def move_op_before(self, op: Operation, anchor: Operation) -> None:

@@ -55,9 +55,8 @@ def _create_func(named: Operation, table: InsertingSymbolTable,
         "sym_visibility": StringAttr("private")}, location=named.location)
     func.attributes[ORIGINAL_FUNC_NAME] = named.attributes["name"]
     region = func.add_region(Region())
-    for block in list(body.blocks):
+    for block in body.take_blocks():
         region.add_block(block)
-    body.blocks = []
     for block in region.blocks:
         old = block.last_op
         block.append(Operation("func.return", old.operands, location=old.location))

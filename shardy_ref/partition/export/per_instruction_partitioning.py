@@ -348,13 +348,12 @@ def wrap(op: Operation, b: Builder, func: Operation, info: InstructionShardings,
         "in_shardings": TensorShardingPerValue(info.in_shardings),
         "out_shardings": TensorShardingPerValue(info.out_shardings),
         "manual_axes": ManualAxes(info.manual_axes)}, regions=[Region()])
-    for block in list(func.regions[0].blocks):
+    for block in func.regions[0].take_blocks():
         manual.regions[0].add_block(block)
         term = block.last_op
         if term is not None and term.name != "sdy.return":
             block.append(Operation("sdy.return", list(term.operands), location=term.location))
             term.erase()
-    func.regions[0].blocks = []
     return manual
 
 

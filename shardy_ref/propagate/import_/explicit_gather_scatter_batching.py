@@ -243,7 +243,7 @@ def _inline_region_before(rewriter: PatternRewriter, source: Region, dest: Regio
     """``RewriterBase::inlineRegionBefore(source, dest, dest.end())``: move the blocks,
     notifying each block's insertion (its ops are not re-queued)."""
     for block in list(source.blocks):
-        source.blocks.remove(block)
+        source.remove_block(block)
         dest.add_block(block)
         if rewriter.listener is not None:
             rewriter.listener.notify_block_inserted(block)

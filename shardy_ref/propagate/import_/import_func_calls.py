@@ -58,10 +58,8 @@ def _convert_terminators(region: Region) -> None:
 
 def _move_body(func: Operation, region: Region) -> None:
     """``Region::takeBody``: move the callee's blocks into ``region``."""
-    body = func.regions[0]
-    for block in body.blocks:
+    for block in func.regions[0].take_blocks():
         region.add_block(block)
-    body.blocks = []
 
 
 def _import_call(call: Operation, moved: dict[str, Region], table: SymbolTable,

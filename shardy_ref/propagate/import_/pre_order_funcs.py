@@ -26,5 +26,9 @@ class PreOrderFuncsPass(Pass):
 
     def run(self, op: Operation, ctx) -> None:
         body = op.regions[0].blocks[0]
-        for func in funcs_in_call_graph_order(op, pre_order=True):
+        funcs = funcs_in_call_graph_order(op, pre_order=True)
+        tail = list(reversed(body))[:len(funcs)][::-1]
+        if tail == funcs:  # already in place: the IR is left alone (no verifier run after)
+            return
+        for func in funcs:
             body.append(func.detach())

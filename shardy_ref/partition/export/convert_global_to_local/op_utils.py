@@ -68,7 +68,7 @@ def constant(b: Builder, type_: RankedTensorType, values) -> Value:
 def rebuild(b: Builder, op: Operation, operands, result_types, attributes=None) -> Operation:
     """A new ``op.name`` op built before ``b``'s anchor with ``operands``, ``result_types``,
     ``attributes`` (default: a copy of ``op``'s) and ``op``'s regions, moved over."""
-    regions, op.regions = op.regions, []
+    regions = op.take_regions()
     attrs = dict(op.attributes) if attributes is None else attributes
     return b.op(op.name, operands, result_types, attrs, regions)
 

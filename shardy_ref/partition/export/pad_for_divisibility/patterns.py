@@ -109,9 +109,8 @@ def _recreate(op: Operation, operands: Sequence[Value], types: Sequence[Type]) -
     inserted before it."""
     new = Operation(op.name, operands, types, dict(op.attributes), (), op.successors,
                     op.location, op.properties)
-    for region in op.regions:
+    for region in op.take_regions():
         new.add_region(region)
-    op.regions = []
     op.parent.insert_before(op, new)
     return new
 

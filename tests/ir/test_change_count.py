@@ -1,0 +1,245 @@
+"""The IR's change count (``shardy_ref.ir.change_count``): every edit made through
+the IR API that the verifier could see moves it, so the pass manager may skip the verifier
+when it did not move; edits that leave the IR as it was need not."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from shardy_ref.ir.builtin_attrs import StringAttr
+from shardy_ref.ir.change_count import change_count
+from shardy_ref.ir.diagnostics import VerifyError
+from shardy_ref.ir.ir_snapshot import ir_snapshot, unchanged_since
+from shardy_ref.ir.operation import Block, IRError, Operation, Region
+from shardy_ref.ir.types import RankedTensorType
+from shardy_ref.parser import parse_module
+from shardy_ref.testing.programs import random_program
+from tests.profiles import examples
+
+MODULE = """sdy.mesh @mesh = <["x"=2]>
+func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = stablehlo.negate %arg0 : tensor<8xf32>
+  %1 = stablehlo.abs %0 : tensor<8xf32>
+  return %1 : tensor<8xf32>
+}
+"""
+
+
+def _ops(module):
+    return [op for op in module.walk() if op.name.startswith("stablehlo.")]
+
+
+def _func(module):
+    return next(op for op in module.walk() if op.name == "func.func")
+
+
+def _retyped(value):
+    return RankedTensorType((4,), value.type.element_type)
+
+
+# each edit takes the module and the two stablehlo ops (a = negate, b = abs, b uses a)
+CHANGES = {
+    "set an attribute": lambda m, a, b: a.attributes.__setitem__("x", StringAttr("y")),
+    "set_attr": lambda m, a, b: a.set_attr("x", StringAttr("y")),
+    "remove_attr": lambda m, a, b: (a.attributes.update(x=StringAttr("y")),
+                                    change_count(), a.remove_attr("x"))[1],
+    "del an attribute": lambda m, a, b: (a.attributes.update(x=StringAttr("y")),
+                                         change_count(), a.attributes.__delitem__("x"))[1],
+    "setdefault of a new name": lambda m, a, b: a.attributes.setdefault("x", StringAttr("y")),
+    "update": lambda m, a, b: a.attributes.update(x=StringAttr("y")),
+    "|=": lambda m, a, b: a.attributes.__ior__({"x": StringAttr("y")}),
+    "popitem": lambda m, a, b: (a.attributes.update(x=StringAttr("y")), change_count(),
+                                a.attributes.popitem())[1],
+    "clear": lambda m, a, b: (a.attributes.update(x=StringAttr("y")), change_count(),
+                              a.attributes.clear())[1],
+    "retype a result": lambda m, a, b: setattr(a.results[0], "type", _retyped(a.results[0])),
+    "retype a block argument": lambda m, a, b: setattr(
+        _func(m).regions[0].blocks[0].args[0], "type",
+        _retyped(_func(m).regions[0].blocks[0].args[0])),
+    "move_before": lambda m, a, b: b.move_before(a),
+    "set_operand": lambda m, a, b: b.set_operand(0, a.operands[0]),
+    "set_operands": lambda m, a, b: b.set_operands([a.operands[0]]),
+    "erase_operands": lambda m, a, b: b.erase_operands([0]),
+    "set_operands of an op without operands": lambda m, a, b: _func(m).set_operands(
+        [a.results[0]]),
+    "drop_all_references": lambda m, a, b: b.drop_all_references(),
+    "replace_all_uses_with": lambda m, a, b: a.results[0].replace_all_uses_with(a.operands[0]),
+    "insert_after": lambda m, a, b: a.parent.insert_after(
+        a, Operation("stablehlo.negate", [a.results[0]], [a.results[0].type])),
+    "erase": lambda m, a, b: (b.results[0].replace_all_uses_with(a.results[0]), change_count(),
+                              b.erase())[1],
+    "detach": lambda m, a, b: (b.results[0].replace_all_uses_with(a.results[0]),
+                               change_count(), b.detach())[1],
+    "add_argument": lambda m, a, b: _func(m).regions[0].blocks[0].add_argument(a.results[0].type),
+    "insert_argument": lambda m, a, b: _func(m).regions[0].blocks[0].insert_argument(
+        0, a.results[0].type),
+    "erase_argument": lambda m, a, b: (_func(m).regions[0].blocks[0].add_argument(
+        a.results[0].type), change_count(), _func(m).regions[0].blocks[0].erase_argument(1))[1],
+    "add_region": lambda m, a, b: a.add_region(Region()),
+    "take_regions": lambda m, a, b: _func(m).take_regions(),
+    "add_block": lambda m, a, b: _func(m).regions[0].add_block(Block()),
+    "remove_block": lambda m, a, b: _func(m).regions[0].remove_block(
+        _func(m).regions[0].blocks[0]),
+    "take_blocks": lambda m, a, b: _func(m).regions[0].take_blocks(),
+}
+
+
+@pytest.mark.parametrize("edit", CHANGES, ids=str)
+def test_every_api_edit_moves_the_count_and_the_snapshot(edit):
+    """An edit moves the count when the snapshot (what the verifier reads) changes; some
+    edits need an edit first (an attribute to remove), after which the count is read."""
+    module = parse_module(MODULE)
+    a, b = _ops(module)
+    before, snapshot = change_count(), ir_snapshot(module)
+    count = CHANGES[edit](module, a, b)
+    if isinstance(count, int):  # the count after the preparing edit
+        before, snapshot = count, None
+    assert change_count() != before
+    if snapshot is not None:
+        assert not unchanged_since(snapshot, module)
+
+
+NO_CHANGES = {
+    "the same attribute again": lambda a: a.attributes.__setitem__(
+        "x", a.attributes["x"]),
+    "an equal attribute": lambda a: a.attributes.__setitem__("x", StringAttr("y")),
+    "pop of an absent name": lambda a: a.attributes.pop("absent", None),
+    "setdefault of a present name": lambda a: a.attributes.setdefault("x", StringAttr("z")),
+    "reads": lambda a: (a.attributes.get("x"), a.results[0].type, a.operands, list(a.parent)),
+    "an op built but not inserted": lambda a: Operation(
+        "stablehlo.negate", [a.results[0]], [a.results[0].type], {"x": StringAttr("y")}),
+}
+
+
+@pytest.mark.parametrize("edit", NO_CHANGES, ids=str)
+def test_what_leaves_the_ir_as_it_was_does_not_move_the_count(edit):
+    module = parse_module(MODULE)
+    a, _ = _ops(module)
+    a.attributes["x"] = StringAttr("y")
+    before, snapshot = change_count(), ir_snapshot(module)
+    NO_CHANGES[edit](a)
+    assert unchanged_since(snapshot, module)
+    assert change_count() == before
+
+
+def test_an_op_copies_a_plain_attribute_dict():
+    """An op owns its attributes: the dict it was built from is copied into a counting one."""
+    plain = {"x": StringAttr("y")}
+    op = Operation("test.op", attributes=plain)
+    plain["z"] = StringAttr("w")
+    assert list(op.attributes) == ["x"]
+    assert type(op.clone().attributes) is type(op.attributes)
+
+
+def _random_equal_attribute(a, b, pick):
+    if "x" in a.attributes:
+        a.attributes["x"] = StringAttr(a.attributes["x"].value)
+
+
+def _random_move(a, b, pick):
+    if a is not b and a.parent is b.parent:
+        a.move_before(b)
+
+
+def _random_reroute(a, b, pick):
+    if a.operands and b.is_before_in_block(a):
+        a.set_operand(0, b.results[0])
+
+
+# edits of a random op ``a`` given another ``b`` and a number; some may do nothing
+_RANDOM_EDITS = {
+    "set_attr": lambda a, b, pick: a.set_attr("x", StringAttr(str(pick % 3))),
+    "move_before": _random_move,
+    "set_operand": _random_reroute,
+    "insert_after": lambda a, b, pick: a.parent.insert_after(
+        a, Operation("stablehlo.negate", [a.results[0]], [a.results[0].type])),
+    "retype a result": lambda a, b, pick: setattr(
+        a.results[0], "type", _retyped(a.results[0]) if pick % 2 else a.results[0].type),
+    "remove_attr": lambda a, b, pick: a.remove_attr("x"),
+    "an equal attribute": _random_equal_attribute,
+}
+
+
+@settings(max_examples=examples(40))
+@given(seed=st.integers(0, 10**6),
+       kinds=st.lists(st.sampled_from(sorted(_RANDOM_EDITS)), max_size=6),
+       picks=st.lists(st.integers(0, 10**6), min_size=6, max_size=6))
+def test_random_edits_of_random_programs_move_the_count_when_the_snapshot_changes(
+        seed, kinds, picks):
+    module = parse_module(random_program(seed))
+    ops = [op for op in module.walk() if op.name.startswith("stablehlo.") and op.results]
+    for kind, pick in zip(kinds, picks):
+        if len(ops) < 2:
+            break
+        before, snapshot = change_count(), ir_snapshot(module)
+        _RANDOM_EDITS[kind](ops[pick % len(ops)], ops[(pick // 7) % len(ops)], pick)
+        if not unchanged_since(snapshot, module):
+            assert change_count() != before, kind
+
+
+def _run(module, pass_run, monkeypatch, cross_check: bool):
+    """Run a one-pass pipeline whose pass is ``pass_run``, verifying with a log."""
+    from dataclasses import dataclass
+
+    from shardy_ref.pass_manager import (
+        CROSS_CHECK_CHANGES,
+        PASSES,
+        Pass,
+        PassContext,
+        PassManager,
+        parse_pipeline,
+    )
+
+    @dataclass(frozen=True)
+    class _Edit(Pass):
+        NAME = "test-edit"
+
+        def run(self, op, ctx):
+            pass_run(op)
+
+    if cross_check:
+        monkeypatch.setenv(CROSS_CHECK_CHANGES, "1")
+    else:
+        monkeypatch.delenv(CROSS_CHECK_CHANGES, raising=False)
+    verified = []
+    monkeypatch.setitem(PASSES, "test-edit", _Edit)
+    PassManager(parse_pipeline("test-edit,test-edit"),
+                verify=lambda op: verified.append(op)).run(module, PassContext())
+    return verified
+
+
+def _rename(op):
+    """An edit outside the IR API (op names are fixed once built, as in MLIR): the first
+    op swaps between two names."""
+    first = _ops(op)[0]
+    first.name = "stablehlo.abs" if first.name == "stablehlo.negate" else "stablehlo.negate"
+
+
+def test_the_pass_manager_skips_the_verifier_when_nothing_was_counted(monkeypatch):
+    module = parse_module(MODULE)
+    assert len(_run(module, lambda op: None, monkeypatch, cross_check=False)) == 1
+    assert len(_run(module, lambda op: _ops(op)[0].set_attr("x", StringAttr(
+        str(change_count()))), monkeypatch, cross_check=False)) == 2
+    # outside the API: not seen unless cross-checked against a snapshot
+    assert len(_run(module, _rename, monkeypatch, cross_check=False)) == 1
+    with pytest.raises(IRError, match="test-edit changed the IR without the change count"):
+        _run(parse_module(MODULE), _rename, monkeypatch, cross_check=True)
+
+
+def test_a_counted_change_is_verified(monkeypatch):
+    """The verifier runs after the pass that broke the IR, not at some later pass."""
+    from shardy_ref.ir.verify import verify_module
+    from shardy_ref.pass_manager import PASSES, Pass, PassContext, PassManager, parse_pipeline
+
+    class _Break(Pass):
+        NAME = "test-break"
+
+        def run(self, op, ctx):
+            a, b = _ops(op)
+            b.move_before(a)  # b now uses a before a is defined
+
+    monkeypatch.setitem(PASSES, "test-break", _Break)
+    with pytest.raises(VerifyError, match="operand #0 does not dominate this use"):
+        PassManager(parse_pipeline("test-break"), verify=verify_module).run(
+            parse_module(MODULE), PassContext())
