@@ -1,19 +1,31 @@
-"""The IR's change count: one number that every change made through the IR API moves (an
+"""The IR's change count: a number that every change made through the IR API moves (an
 attribute set or removed, an operand set, an op linked or unlinked, a block, region or
 block argument added or removed, a value's type set), so the pass manager can tell in
 constant time that a pass left the IR alone. MLIR learns that from a pass marking all
-analyses preserved; ours declare nothing. An op's name, properties and successors are
-fixed once it is built, as in MLIR, and are not counted.
+analyses preserved; ours declare nothing. Changes of structure are also counted apart,
+so that the verifier can skip the rules only structure decides after a pass that only
+rewrote attributes (most propagation and export passes). An op's name, properties and
+successors are fixed once it is built, as in MLIR, and are not counted.
 """
 from __future__ import annotations
 
-COUNT = [0]  # one count for all IR in the process: a change anywhere may be the checked one
+# one count each for all IR in the process (a change anywhere may be to the checked IR):
+# changes of attributes and types, and changes of structure (which ops are where, what
+# they use, the blocks, regions and block arguments)
+CONTENT = [0]
+STRUCTURE = [0]
 
 
 def change_count() -> int:
     """How many changes were made to any IR so far; equal counts before and after some work
     mean it changed nothing (it may have built IR of its own, not yet inserted)."""
-    return COUNT[0]
+    return CONTENT[0] + STRUCTURE[0]
+
+
+def structure_count() -> int:
+    """How many changes of structure were made to any IR so far: equal counts mean what
+    only structure decides (dominance, isolation from above) is as it was."""
+    return STRUCTURE[0]
 
 
 _ABSENT = object()
@@ -28,35 +40,35 @@ class Attributes(dict):
     def __setitem__(self, key, value):
         old = dict.get(self, key, _ABSENT)
         if old is not value and (old is _ABSENT or old != value):  # equal: the same IR
-            COUNT[0] += 1
+            CONTENT[0] += 1
         dict.__setitem__(self, key, value)
 
     def __delitem__(self, key):
-        COUNT[0] += 1
+        CONTENT[0] += 1
         dict.__delitem__(self, key)
 
     def __ior__(self, other):
-        COUNT[0] += 1
+        CONTENT[0] += 1
         return dict.__ior__(self, other)
 
     def pop(self, key, *default):
         if key in self:
-            COUNT[0] += 1
+            CONTENT[0] += 1
         return dict.pop(self, key, *default)
 
     def popitem(self):
-        COUNT[0] += 1
+        CONTENT[0] += 1
         return dict.popitem(self)
 
     def setdefault(self, key, default=None):
         if key not in self:
-            COUNT[0] += 1
+            CONTENT[0] += 1
         return dict.setdefault(self, key, default)
 
     def update(self, *args, **kwargs):
-        COUNT[0] += 1
+        CONTENT[0] += 1
         dict.update(self, *args, **kwargs)
 
     def clear(self):
-        COUNT[0] += 1
+        CONTENT[0] += 1
         dict.clear(self)

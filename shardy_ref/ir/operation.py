@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
-from shardy_ref.ir.change_count import COUNT, Attributes
+from shardy_ref.ir.change_count import CONTENT, STRUCTURE, Attributes
 from shardy_ref.ir.location import UNKNOWN_LOC, Location
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ class Value:
 
 
 def _set_type(value: Value, type: Type) -> None:
-    COUNT[0] += 1
+    CONTENT[0] += 1
     value._type = type
 
 
@@ -143,13 +143,13 @@ class OpOperand:
         value._uses[self] = None
 
     def set(self, value: Value) -> None:
-        COUNT[0] += 1
+        STRUCTURE[0] += 1
         del self.value._uses[self]
         self.value = value
         value._uses[self] = None
 
     def drop(self) -> None:
-        COUNT[0] += 1
+        STRUCTURE[0] += 1
         self.value._uses.pop(self, None)
 
 
@@ -220,7 +220,7 @@ class Operation:
         self._operands[i].set(value)
 
     def set_operands(self, values: Iterable[Value]) -> None:
-        COUNT[0] += 1
+        STRUCTURE[0] += 1
         for o in self._operands:
             o.drop()
         self._operands = [OpOperand(self, i, v) for i, v in enumerate(values)]
@@ -263,7 +263,7 @@ class Operation:
 
     # -- regions -------------------------------------------------------------------------
     def add_region(self, region: Region | None = None) -> Region:
-        COUNT[0] += 1
+        STRUCTURE[0] += 1
         region = region if region is not None else Region()
         region.parent = self
         self.regions.append(region)
@@ -271,7 +271,7 @@ class Operation:
 
     def take_regions(self) -> list[Region]:
         """Remove and return this op's regions, blocks and all (to move them to a new op)."""
-        COUNT[0] += 1
+        STRUCTURE[0] += 1
         regions, self.regions = self.regions, []
         return regions
 
@@ -483,13 +483,13 @@ class Block:
         return self.parent is not None and self.parent.blocks and self.parent.blocks[0] is self
 
     def add_argument(self, type: Type) -> BlockArgument:
-        COUNT[0] += 1
+        STRUCTURE[0] += 1
         arg = BlockArgument(type, self, len(self.args))
         self.args.append(arg)
         return arg
 
     def insert_argument(self, index: int, type: Type) -> BlockArgument:
-        COUNT[0] += 1
+        STRUCTURE[0] += 1
         arg = BlockArgument(type, self, index)
         self.args.insert(index, arg)
         for i, a in enumerate(self.args):
@@ -500,7 +500,7 @@ class Block:
         arg = self.args[index]
         if arg.has_uses:
             raise IRError(f"erasing block argument #{index} that still has uses")
-        COUNT[0] += 1
+        STRUCTURE[0] += 1
         del self.args[index]
         for i, a in enumerate(self.args):
             a.index = i
@@ -528,7 +528,7 @@ class Block:
             return  # already there (e.g. moved right after its own predecessor)
         if op.parent is not None:
             op.parent._unlink(op)
-        COUNT[0] += 1
+        STRUCTURE[0] += 1
         op.parent = self
         self._order = None
         op._prev, op._next = prev, nxt
@@ -543,7 +543,7 @@ class Block:
         self._len += 1
 
     def _unlink(self, op: Operation) -> None:
-        COUNT[0] += 1
+        STRUCTURE[0] += 1
         if op._prev is None:
             self._first = op._next
         else:
@@ -569,7 +569,7 @@ class Region:
             self.add_block(b)
 
     def add_block(self, block: Block | None = None) -> Block:
-        COUNT[0] += 1
+        STRUCTURE[0] += 1
         block = block if block is not None else Block()
         block.parent = self
         self.blocks.append(block)
@@ -577,13 +577,13 @@ class Region:
 
     def remove_block(self, block: Block) -> None:
         """Take ``block`` out of this region (its ops stay in it)."""
-        COUNT[0] += 1
+        STRUCTURE[0] += 1
         self.blocks.remove(block)
         block.parent = None
 
     def take_blocks(self) -> list[Block]:
         """Remove and return every block (MLIR ``takeBody`` moves them to another region)."""
-        COUNT[0] += 1
+        STRUCTURE[0] += 1
         blocks, self.blocks = self.blocks, []
         for block in blocks:
             block.parent = None

@@ -8,12 +8,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shardy_ref.ir.builtin_attrs import StringAttr
-from shardy_ref.ir.change_count import change_count
+from shardy_ref.ir.change_count import change_count, structure_count
 from shardy_ref.ir.diagnostics import VerifyError
 from shardy_ref.ir.ir_snapshot import ir_snapshot, unchanged_since
 from shardy_ref.ir.operation import Block, IRError, Operation, Region
 from shardy_ref.ir.types import RankedTensorType
 from shardy_ref.parser import parse_module
+from shardy_ref.pass_manager import Pass
 from shardy_ref.testing.programs import random_program
 from tests.profiles import examples
 
@@ -34,6 +35,10 @@ def _func(module):
     return next(op for op in module.walk() if op.name == "func.func")
 
 
+def _marks() -> tuple[int, int]:
+    return change_count(), structure_count()
+
+
 def _retyped(value):
     return RankedTensorType((4,), value.type.element_type)
 
@@ -43,15 +48,15 @@ CHANGES = {
     "set an attribute": lambda m, a, b: a.attributes.__setitem__("x", StringAttr("y")),
     "set_attr": lambda m, a, b: a.set_attr("x", StringAttr("y")),
     "remove_attr": lambda m, a, b: (a.attributes.update(x=StringAttr("y")),
-                                    change_count(), a.remove_attr("x"))[1],
+                                    _marks(), a.remove_attr("x"))[1],
     "del an attribute": lambda m, a, b: (a.attributes.update(x=StringAttr("y")),
-                                         change_count(), a.attributes.__delitem__("x"))[1],
+                                         _marks(), a.attributes.__delitem__("x"))[1],
     "setdefault of a new name": lambda m, a, b: a.attributes.setdefault("x", StringAttr("y")),
     "update": lambda m, a, b: a.attributes.update(x=StringAttr("y")),
     "|=": lambda m, a, b: a.attributes.__ior__({"x": StringAttr("y")}),
-    "popitem": lambda m, a, b: (a.attributes.update(x=StringAttr("y")), change_count(),
+    "popitem": lambda m, a, b: (a.attributes.update(x=StringAttr("y")), _marks(),
                                 a.attributes.popitem())[1],
-    "clear": lambda m, a, b: (a.attributes.update(x=StringAttr("y")), change_count(),
+    "clear": lambda m, a, b: (a.attributes.update(x=StringAttr("y")), _marks(),
                               a.attributes.clear())[1],
     "retype a result": lambda m, a, b: setattr(a.results[0], "type", _retyped(a.results[0])),
     "retype a block argument": lambda m, a, b: setattr(
@@ -67,15 +72,15 @@ CHANGES = {
     "replace_all_uses_with": lambda m, a, b: a.results[0].replace_all_uses_with(a.operands[0]),
     "insert_after": lambda m, a, b: a.parent.insert_after(
         a, Operation("stablehlo.negate", [a.results[0]], [a.results[0].type])),
-    "erase": lambda m, a, b: (b.results[0].replace_all_uses_with(a.results[0]), change_count(),
+    "erase": lambda m, a, b: (b.results[0].replace_all_uses_with(a.results[0]), _marks(),
                               b.erase())[1],
     "detach": lambda m, a, b: (b.results[0].replace_all_uses_with(a.results[0]),
-                               change_count(), b.detach())[1],
+                               _marks(), b.detach())[1],
     "add_argument": lambda m, a, b: _func(m).regions[0].blocks[0].add_argument(a.results[0].type),
     "insert_argument": lambda m, a, b: _func(m).regions[0].blocks[0].insert_argument(
         0, a.results[0].type),
     "erase_argument": lambda m, a, b: (_func(m).regions[0].blocks[0].add_argument(
-        a.results[0].type), change_count(), _func(m).regions[0].blocks[0].erase_argument(1))[1],
+        a.results[0].type), _marks(), _func(m).regions[0].blocks[0].erase_argument(1))[1],
     "add_region": lambda m, a, b: a.add_region(Region()),
     "take_regions": lambda m, a, b: _func(m).take_regions(),
     "add_block": lambda m, a, b: _func(m).regions[0].add_block(Block()),
@@ -85,17 +90,25 @@ CHANGES = {
 }
 
 
+# the edits of CHANGES that change no structure (what ops are where and what they use)
+CONTENT_ONLY = {"set an attribute", "set_attr", "remove_attr", "del an attribute",
+                "setdefault of a new name", "update", "|=", "popitem", "clear",
+                "retype a result", "retype a block argument"}
+
+
 @pytest.mark.parametrize("edit", CHANGES, ids=str)
 def test_every_api_edit_moves_the_count_and_the_snapshot(edit):
-    """An edit moves the count when the snapshot (what the verifier reads) changes; some
-    edits need an edit first (an attribute to remove), after which the count is read."""
+    """An edit moves the count when the snapshot (what the verifier reads) changes, and
+    the structure count unless it only set attributes or types; some edits need an edit
+    first (an attribute to remove), after which the count is read."""
     module = parse_module(MODULE)
     a, b = _ops(module)
-    before, snapshot = change_count(), ir_snapshot(module)
-    count = CHANGES[edit](module, a, b)
-    if isinstance(count, int):  # the count after the preparing edit
-        before, snapshot = count, None
+    before, structure, snapshot = change_count(), structure_count(), ir_snapshot(module)
+    marks = CHANGES[edit](module, a, b)
+    if isinstance(marks, tuple):  # the counts after the preparing edit
+        (before, structure), snapshot = marks, None
     assert change_count() != before
+    assert (structure_count() == structure) == (edit in CONTENT_ONLY)
     if snapshot is not None:
         assert not unchanged_since(snapshot, module)
 
@@ -227,19 +240,58 @@ def test_the_pass_manager_skips_the_verifier_when_nothing_was_counted(monkeypatc
         _run(parse_module(MODULE), _rename, monkeypatch, cross_check=True)
 
 
-def test_a_counted_change_is_verified(monkeypatch):
-    """The verifier runs after the pass that broke the IR, not at some later pass."""
+class _Touch(Pass):
+    """Sets a new attribute: a change of content only."""
+    NAME = "test-touch"
+
+    def run(self, op, ctx):
+        _ops(op)[0].set_attr("x", StringAttr(str(change_count())))
+
+
+class _Break(Pass):
+    """Moves an op before the op defining its operand: a change of structure."""
+    NAME = "test-break"
+
+    def run(self, op, ctx):
+        a, b = _ops(op)
+        b.move_before(a)
+
+
+@pytest.mark.parametrize("pipeline", ["test-break", "test-touch,test-break",
+                                      "test-touch,test-touch,test-break"])
+def test_a_counted_change_is_verified(pipeline, monkeypatch):
+    """The verifier runs after the pass that broke the IR, not at some later pass, and
+    checks dominance again after a change of structure."""
     from shardy_ref.ir.verify import verify_module
-    from shardy_ref.pass_manager import PASSES, Pass, PassContext, PassManager, parse_pipeline
-
-    class _Break(Pass):
-        NAME = "test-break"
-
-        def run(self, op, ctx):
-            a, b = _ops(op)
-            b.move_before(a)  # b now uses a before a is defined
+    from shardy_ref.pass_manager import PASSES, PassContext, PassManager, parse_pipeline
 
     monkeypatch.setitem(PASSES, "test-break", _Break)
+    monkeypatch.setitem(PASSES, "test-touch", _Touch)
     with pytest.raises(VerifyError, match="operand #0 does not dominate this use"):
-        PassManager(parse_pipeline("test-break"), verify=verify_module).run(
+        PassManager(parse_pipeline(pipeline), verify=verify_module).run(
             parse_module(MODULE), PassContext())
+
+
+def test_dominance_is_checked_again_only_after_a_change_of_structure(monkeypatch):
+    from shardy_ref.ir.verify import core, verify_module
+    from shardy_ref.pass_manager import PASSES, PassContext, PassManager, parse_pipeline
+
+    checked = []
+    dominance = core.verify_dominance
+    monkeypatch.setattr(core, "verify_dominance",
+                        lambda op, positions: (checked.append(op), dominance(op, positions)))
+    monkeypatch.setitem(PASSES, "test-touch", _Touch)
+    monkeypatch.setitem(PASSES, "test-insert", _Insert)
+    PassManager(parse_pipeline("test-touch,test-touch,test-insert,test-touch"),
+                verify=verify_module).run(parse_module(MODULE), PassContext())
+    assert len(checked) == 2
+
+
+class _Insert(Pass):
+    """Inserts a negate of the first op's result after it: a valid change of structure."""
+    NAME = "test-insert"
+
+    def run(self, op, ctx):
+        a, _ = _ops(op)
+        a.parent.insert_after(a, Operation("stablehlo.negate", [a.results[0]],
+                                           [a.results[0].type]))

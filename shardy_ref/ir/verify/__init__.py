@@ -87,11 +87,11 @@ def op_error(op: Operation, message: str, notes: list[Diagnostic] | None = None)
     return VerifyError(op.location, f"'{op.name}' op {message}", notes)
 
 
-def _pipeline_memo() -> dict | None:
-    """The verifier's memo of the pipeline running in this thread, if any."""
+def _pipeline_memo(name: str = "verify") -> dict | None:
+    """The verifier's memo ``name`` of the pipeline running in this thread, if any."""
     from shardy_ref.ir.run_memo import pipeline_memo
 
-    return pipeline_memo("verify")
+    return pipeline_memo(name)
 
 
 def _module_env(module: Operation) -> tuple | None:
@@ -151,6 +151,23 @@ class VerifyContext:
         # invariants: the inputs of that check's last success under it}, and (func, "func
         # attrs") -> its arguments' checks; kept while a pipeline runs (None: no pipeline)
         self.memo: dict[Operation, dict] | None = _pipeline_memo()
+        # (check, op) -> the structure count when the check last passed on op, while a
+        # pipeline runs (None: no pipeline)
+        self._structure_memo: dict[tuple, int] | None = _pipeline_memo("verify_structure")
+
+    def unless_structure_verified(self, op: Operation, check: Callable) -> None:
+        """``check(op, positions)``, a rule only the IR's structure decides (dominance,
+        isolation from above), unless it passed on ``op`` in the running pipeline with no
+        change of structure since: passes that only rewrite attributes need not pay for a
+        walk of every operand (:func:`~shardy_ref.ir.change_count.structure_count`)."""
+        from shardy_ref.ir.change_count import structure_count
+
+        memo = self._structure_memo
+        if memo is not None and memo.get((check, op)) == structure_count():
+            return
+        check(op, self.positions)
+        if memo is not None:
+            memo[(check, op)] = structure_count()
 
     def table_of(self, module: Operation):
         """The symbol table of ``module`` (the verified one's, or one built once per verify
@@ -259,7 +276,7 @@ def collect_errors(module: Operation) -> list[VerifyError]:
         for op in core.preorder(module):
             for check in SYMBOL_USE_VERIFIERS.get(op.name, ()):
                 check(op, ctx)
-        core.verify_dominance(module, ctx.positions)
+        ctx.unless_structure_verified(module, core.verify_dominance)
     except VerifyError as e:
         return [e]
     return errors
@@ -320,7 +337,7 @@ def _visit(op: Operation, ctx: VerifyContext, deferred: list[Operation]) -> Iter
     for check in EXIT_VERIFIERS.get(op.name, ()):
         check(op, ctx)
     if core.is_isolated(op):
-        core.verify_isolated(op, ctx.positions)
+        ctx.unless_structure_verified(op, core.verify_isolated)
 
 
 # the discardable attributes whose checks read nothing beyond the op's names, values,
