@@ -248,11 +248,11 @@ class Operation:
 
     @property
     def result_types(self) -> list[Type]:
-        return [r.type for r in self.results]
+        return [r._type for r in self.results]
 
     @property
     def operand_types(self) -> list[Type]:
-        return [o.value.type for o in self._operands]
+        return [o.value._type for o in self._operands]
 
     def replace_all_uses_with(self, values: Iterable[Value]) -> None:
         values = list(values)
@@ -472,7 +472,7 @@ class Block:
 
     @property
     def arg_types(self) -> list[Type]:
-        return [a.type for a in self.args]
+        return [a._type for a in self.args]
 
     @property
     def parent_op(self) -> Operation | None:
