@@ -18,12 +18,16 @@ class SymbolDCEPass(Pass):
     NAME = "symbol-dce"
 
     def run(self, op, ctx) -> None:
-        table = SymbolTable(op)
         body = [child for region in op.regions for block in region.blocks for child in block]
+        private = {name for child in body
+                   if (name := symbol_name(child)) is not None and is_private(child)}
+        if not private:  # only private symbols are deleted: no walk for their uses
+            return
+        table = SymbolTable(op)
         live: set[str] = set()
         worklist = [child for child in body if symbol_name(child) is None or not is_private(child)]
         seen = set()
-        while worklist:
+        while worklist and not private <= live:  # once all are live, no use can matter
             child = worklist.pop()
             if id(child) in seen:
                 continue
