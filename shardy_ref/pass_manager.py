@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import gc
 import importlib
-import os
 import re
 import threading
 import typing
@@ -21,7 +20,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from shardy_ref.ir.change_count import change_count
+from shardy_ref.ir.change_count import change_count, cross_checking
 from shardy_ref.ir.diagnostics import Diagnostic, PassError, ShardyRefError
 from shardy_ref.ir.gc_pause import collector_paused
 from shardy_ref.ir.ir_snapshot import ir_snapshot, unchanged_since
@@ -491,12 +490,6 @@ def running_pass_context() -> PassContext | None:
     return _RUNNING.get()
 
 
-# set (to anything) in the environment: after each pass the change count deemed harmless,
-# check with a snapshot of the IR that it was (the test suite sets it: a change made outside
-# the IR API, or a mutator that does not count, fails the run with IRError)
-CROSS_CHECK_CHANGES = "SHARDY_REF_CROSS_CHECK_CHANGES"
-
-
 class PassManager:
     """Runs a pipeline on a module, verifying the IR after each pass that changed it (as
     mlir-opt does, which skips passes that preserved all analyses)."""
@@ -507,7 +500,8 @@ class PassManager:
         self.instrumentations = tuple(instrumentations)
         # id(op) -> (op, the change count after verifying it, its snapshot when cross-checking)
         self._verified: dict[int, tuple[Operation, int, tuple | None]] = {}
-        self._cross_check = bool(os.environ.get(CROSS_CHECK_CHANGES))
+        # after each pass the change count deems harmless, check with a snapshot that it was
+        self._cross_check = cross_checking()
 
     def run(self, module: Operation, ctx: PassContext) -> None:
         running = _RUNNING.set(ctx)

@@ -9,6 +9,18 @@ successors are fixed once it is built, as in MLIR, and are not counted.
 """
 from __future__ import annotations
 
+import os
+
+# set (to anything) in the environment: whatever is skipped because a count or a stamp did
+# not move is checked the long way too (the test suite sets it: a change made outside the
+# IR API, or a mutator that does not count, fails the run with IRError)
+CROSS_CHECK_ENV = "SHARDY_REF_CROSS_CHECK_CHANGES"
+
+
+def cross_checking() -> bool:
+    """Whether :data:`CROSS_CHECK_ENV` is set."""
+    return bool(os.environ.get(CROSS_CHECK_ENV))
+
 # one count each for all IR in the process (a change anywhere may be to the checked IR):
 # changes of attributes and types, and changes of structure (which ops are where, what
 # they use, the blocks, regions and block arguments)
@@ -31,44 +43,61 @@ def structure_count() -> int:
 _ABSENT = object()
 
 
+def touch(op) -> None:
+    """Mark ``op`` changed for the checks that read it: its own stamp (``op._stamp``, which
+    the verifier compares with the one it last verified) and those of its results' users
+    (their checks read the types and constant values of their operands)."""
+    op._stamp += 1
+    for result in op.results:
+        for use in result._uses:
+            use.owner._stamp += 1
+
+
 class Attributes(dict):
     """An op's attribute dictionary: a dict whose every change is counted
-    (:func:`change_count`); reading it costs what reading a dict costs."""
+    (:func:`change_count`) and stamps its op (:func:`touch`); reading it costs what
+    reading a dict costs."""
 
-    __slots__ = ()
+    __slots__ = ("_owner",)  # the op it belongs to (None: none)
+
+    def _changed(self) -> None:
+        CONTENT[0] += 1
+        owner = getattr(self, "_owner", None)
+        if owner is not None:
+            touch(owner)
 
     def __setitem__(self, key, value):
         old = dict.get(self, key, _ABSENT)
         if old is not value and (old is _ABSENT or old != value):  # equal: the same IR
-            CONTENT[0] += 1
+            self._changed()
         dict.__setitem__(self, key, value)
 
     def __delitem__(self, key):
-        CONTENT[0] += 1
+        self._changed()
         dict.__delitem__(self, key)
 
     def __ior__(self, other):
-        CONTENT[0] += 1
+        self._changed()
         return dict.__ior__(self, other)
 
     def pop(self, key, *default):
         if key in self:
-            CONTENT[0] += 1
+            self._changed()
         return dict.pop(self, key, *default)
 
     def popitem(self):
-        CONTENT[0] += 1
+        self._changed()
         return dict.popitem(self)
 
     def setdefault(self, key, default=None):
         if key not in self:
-            CONTENT[0] += 1
+            self._changed()
         return dict.setdefault(self, key, default)
 
     def update(self, *args, **kwargs):
-        CONTENT[0] += 1
+        self._changed()
         dict.update(self, *args, **kwargs)
 
     def clear(self):
-        CONTENT[0] += 1
+        self._changed()
         dict.clear(self)

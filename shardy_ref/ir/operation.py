@@ -77,6 +77,10 @@ class Value:
 def _set_type(value: Value, type: Type) -> None:
     CONTENT[0] += 1
     value._type = type
+    if isinstance(value, OpResult):
+        value.op._stamp += 1
+    for use in value._uses:
+        use.owner._stamp += 1
 
 
 # read through the slot's own C getter: a read costs about what a plain slot's does
@@ -144,12 +148,14 @@ class OpOperand:
 
     def set(self, value: Value) -> None:
         STRUCTURE[0] += 1
+        self.owner._stamp += 1
         del self.value._uses[self]
         self.value = value
         value._uses[self] = None
 
     def drop(self) -> None:
         STRUCTURE[0] += 1
+        self.owner._stamp += 1
         self.value._uses.pop(self, None)
 
 
@@ -166,6 +172,7 @@ class Operation:
         "_next",
         "_operands",
         "_prev",
+        "_stamp",
         "attributes",
         "debug_location",
         "location",
@@ -185,8 +192,10 @@ class Operation:
         self.name = name
         self._operands = [OpOperand(self, i, v) for i, v in enumerate(operands)]
         self.results = [OpResult(t, self, i) for i, t in enumerate(result_types)]
-        self.attributes: dict[str, Attribute] = (
-            attributes if type(attributes) is Attributes else Attributes(attributes or ()))
+        self.attributes: dict[str, Attribute] = Attributes(attributes or ())
+        self.attributes._owner = self
+        # moved by every change of what this op's own checks read (change_count.touch)
+        self._stamp = 0
         self.properties = properties
         self.regions: list[Region] = []
         for r in regions:
@@ -221,6 +230,7 @@ class Operation:
 
     def set_operands(self, values: Iterable[Value]) -> None:
         STRUCTURE[0] += 1
+        self._stamp += 1
         for o in self._operands:
             o.drop()
         self._operands = [OpOperand(self, i, v) for i, v in enumerate(values)]
@@ -264,6 +274,7 @@ class Operation:
     # -- regions -------------------------------------------------------------------------
     def add_region(self, region: Region | None = None) -> Region:
         STRUCTURE[0] += 1
+        self._stamp += 1
         region = region if region is not None else Region()
         region.parent = self
         self.regions.append(region)
@@ -272,6 +283,7 @@ class Operation:
     def take_regions(self) -> list[Region]:
         """Remove and return this op's regions, blocks and all (to move them to a new op)."""
         STRUCTURE[0] += 1
+        self._stamp += 1
         regions, self.regions = self.regions, []
         return regions
 
@@ -529,6 +541,7 @@ class Block:
         if op.parent is not None:
             op.parent._unlink(op)
         STRUCTURE[0] += 1
+        op._stamp += 1
         op.parent = self
         self._order = None
         op._prev, op._next = prev, nxt
@@ -543,7 +556,7 @@ class Block:
         self._len += 1
 
     def _unlink(self, op: Operation) -> None:
-        STRUCTURE[0] += 1
+        STRUCTURE[0] += 1  # no stamp: an unlinked op is not verified until linked again
         if op._prev is None:
             self._first = op._next
         else:

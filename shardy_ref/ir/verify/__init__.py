@@ -26,6 +26,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 
+from shardy_ref.ir.change_count import cross_checking
 from shardy_ref.ir.diagnostics import Diagnostic, VerifyError
 from shardy_ref.ir.operation import Operation, OpResult
 
@@ -147,10 +148,12 @@ class VerifyContext:
         self._envs: dict[Operation, tuple] = {}
         self._tables: dict[Operation, object] = {}
         self._block_keys: dict[object, tuple | None] = {}
-        # op -> {_BASE: the op's _memo_base; attribute name, or None for the op's own
+        # op -> {_BASE: the inputs besides its attributes (_verify_op_memoised); _STAMPED:
+        # its stamp when all its checks passed; attribute name, or None for the op's own
         # invariants: the inputs of that check's last success under it}, and (func, "func
         # attrs") -> its arguments' checks; kept while a pipeline runs (None: no pipeline)
         self.memo: dict[Operation, dict] | None = _pipeline_memo()
+        self.cross_check = self.memo is not None and cross_checking()
         # (check, op) -> the structure count when the check last passed on op, while a
         # pipeline runs (None: no pipeline)
         self._structure_memo: dict[tuple, int] | None = _pipeline_memo("verify_structure")
@@ -341,9 +344,12 @@ def _visit(op: Operation, ctx: VerifyContext, deferred: list[Operation]) -> Iter
 
 
 # the discardable attributes whose checks read nothing beyond the op's names, values,
-# types, enclosing manual axes and module meshes (``_memo_base``); others always run
+# types, enclosing manual axes and module meshes (``_verify_op_memoised``); others always run
 _MEMO_ATTRS = frozenset({"sdy.sharding", "sdy.sharding_rule"})
-_BASE = object()  # key of an op's memo entry holding the _memo_base its successes are under
+_BASE = object()  # key of an op's memo entry holding the inputs its successes are under
+
+
+_STAMPED = object()  # key of an op's memo entry: (its stamp, block key) when all passed
 
 
 def _verify_op_memoised(op: Operation, ctx: VerifyContext) -> None:
@@ -352,15 +358,59 @@ def _verify_op_memoised(op: Operation, ctx: VerifyContext) -> None:
     changed the IR, and most passes change few ops. Only for ops without regions that do
     not end their block (checks of those read nested ops and the parent); the op's own
     invariants are skipped only for ops outside the sdy dialect (whose collectives read
-    their operand's sharding)."""
+    their operand's sharding).
+
+    When every check of ``op`` is memoised and passed, the op's stamp is kept too: while
+    neither it (moved by any change of the op, of its operands' types or of their defining
+    ops' attributes: :func:`~shardy_ref.ir.change_count.touch`) nor the block key changes,
+    the op is not looked at again."""
     memo = ctx.memo
-    base = _memo_base(op, ctx) if memo is not None else None
-    if base is None:
+    block_key = _memo_block_key(op, ctx) if memo is not None else None
+    if block_key is None:
         verify_op(op, ctx)
         return
     passed = memo.get(op)
+    stamped = passed.get(_STAMPED) if passed is not None else None
+    if stamped is not None and stamped[0] == op._stamp and stamped[1] == block_key:
+        if ctx.cross_check:
+            _check_nothing_to_verify(op, ctx, passed, block_key)
+        return
+    base = _memo_base(op, block_key)
     if passed is None or passed[_BASE] != base:  # every entry is a success under base
         passed = memo[op] = {_BASE: base}
+    if _verify_memoised_checks(op, ctx, passed):
+        passed[_STAMPED] = (op._stamp, block_key)
+
+
+def _memo_base(op: Operation, block_key: tuple) -> tuple:
+    """What the memoised checks of ``op`` may read besides its attributes: the block key,
+    its name, operands and their types, and its result types."""
+    operands = op.operands
+    return (block_key, op.name, operands, tuple([v.type for v in operands]),
+            tuple([r.type for r in op.results]))
+
+
+def _check_nothing_to_verify(op: Operation, ctx: VerifyContext, passed: dict,
+                             block_key: tuple) -> None:
+    """When cross-checking: that ``op``, skipped because its stamp did not move, has the
+    inputs of its last success, so every memoised check would have been skipped too."""
+    from shardy_ref.ir.operation import IRError
+
+    inherent = tuple((name, attr) for name, attr in op.attributes.items() if "." not in name)
+    same = passed[_BASE] == _memo_base(op, block_key) and all(
+        passed.get(name) == attr for name, attr in op.attributes.items()
+        if name in ATTR_VERIFIERS) and (
+        None not in passed or passed[None] == (inherent, op.properties,
+                                               _constant_operands(op)))
+    if not same:
+        raise IRError(f"'{op.name}' changed without its stamp moving: a change made outside "
+                      "the IR API")
+
+
+def _verify_memoised_checks(op: Operation, ctx: VerifyContext, passed: dict) -> bool:
+    """The checks of ``op`` whose inputs (under ``passed[_BASE]``) differ from their last
+    success's; whether all of them are memoised (none must run every time)."""
+    all_memoised = True
     inherent = []
     for name, attr in op.attributes.items():
         if "." not in name:
@@ -373,6 +423,7 @@ def _verify_op_memoised(op: Operation, ctx: VerifyContext) -> None:
         if key is None or passed.get(name) != key:
             check(op, attr, ctx)
             passed[name] = key
+        all_memoised = all_memoised and key is not None
     checks = OP_VERIFIERS.get(op.name)
     if checks:
         key = (tuple(inherent), op.properties, _constant_operands(op)) \
@@ -381,22 +432,20 @@ def _verify_op_memoised(op: Operation, ctx: VerifyContext) -> None:
             for check in checks:
                 check(op, ctx)
             passed[None] = key
+        all_memoised = all_memoised and key is not None
+    return all_memoised
 
 
-def _memo_base(op: Operation, ctx: VerifyContext) -> tuple | None:
-    """What any memoised check of ``op`` may read besides its attributes: the symbols and
-    meshes of its module, its block and the axes enclosing manual computations bind (the
-    same for every op of the block: :meth:`VerifyContext.block_key`), its name, operands
-    and their types, and its result types; None: verify ``op`` without the memo."""
+def _memo_block_key(op: Operation, ctx: VerifyContext) -> tuple | None:
+    """What any memoised check of ``op`` may read besides the op itself (its attributes,
+    name, operands and their types, and its result types): the symbols and meshes of its
+    module, its block and the axes enclosing manual computations bind (the same for every
+    op of the block: :meth:`VerifyContext.block_key`); None: verify ``op`` without the
+    memo."""
     block = op.parent
     if op.regions or block is None or block.last_op is op:
         return None
-    block_key = ctx.block_key(block, op)
-    if block_key is None:
-        return None
-    operands = op.operands
-    return (block_key, op.name, operands, tuple([v.type for v in operands]),
-            tuple([r.type for r in op.results]))
+    return ctx.block_key(block, op)
 
 
 def _constant_operands(op: Operation) -> tuple:
