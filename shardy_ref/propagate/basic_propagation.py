@@ -96,6 +96,12 @@ def _function_refs(attr, out: list[str]) -> None:
             _function_refs(a, out)
 
 
+# Upstream's factor propagation skips a factor whose direction is NONE (``getCompatibleMajorAxes``
+# returns no axes), so a step whose factors are all NONE updates nothing: op-priority
+# rounds give many ops no direction at all (benchmarks/propagate.py: a third of the steps)
+_NONE_ONLY = frozenset({PropagationDirection.NONE})
+
+
 def _empty_axes(sharding: TensorSharding) -> bool:
     """Upstream ``TensorShardingAttr::emptyAxes``."""
     return (not sharding.replicated_axes and not sharding.unreduced_axes
@@ -220,6 +226,8 @@ class Propagator:
         blocked = rule.blocked_propagation_factors
         directions = tuple(PropagationDirection.NONE if f in blocked else direction(f)
                            for f in range(len(rule.factor_sizes)))
+        if _NONE_ONLY.issuperset(directions):  # no factor may propagate: nothing can change
+            return False
         shardings = (*operands.shardings, *results.shardings)
         key = (type(self.factor_propagation), conservative, rule, mesh, directions)
         if self._repeats_no_change(op, key, shardings):
