@@ -128,6 +128,12 @@ def get_sharding(value: Value) -> TensorSharding | None:
     arguments see their in-sharding without the manual axes); otherwise the entry of the
     op's ``sdy.sharding`` (a TensorShardingPerValue) at the result number.
     """
+    if type(value) is OpResult:  # most values: a result of an op with no special place
+        op = value.op
+        name = op.name
+        if name not in DATA_FLOW_OPS and name not in OWN_SHARDING_ATTR \
+                and name not in FUNCTION_OPS:
+            return _nth(op.attributes.get(SHARDING_ATTR), value.index)
     value = shardable_value(value)
     if value is None:
         return None
