@@ -17,7 +17,7 @@ from collections.abc import Callable
 from shardy_ref.ir.builtin_attrs import Attribute, DictionaryAttr
 from shardy_ref.ir.operation import Operation
 from shardy_ref.ir.sdy_axes import Mesh
-from shardy_ref.ir.sdy_sharding import TensorSharding
+from shardy_ref.ir.sdy_sharding import TensorSharding, TensorShardingPerValue
 from shardy_ref.ir.symbols import SymbolTable
 
 MESH_OP = "sdy.mesh"
@@ -28,6 +28,13 @@ def replace_nested(attr, cls: type, fn: Callable):
     first; a replaced value is not searched further). Returns ``attr`` itself when
     nothing changed, so callers can tell by identity (MLIR ``AttrTypeReplacer``). Walks
     with a stack, as attributes nest without limit."""
+    if type(attr) is TensorShardingPerValue and cls is TensorSharding:  # most ops' shardings
+        old = attr.shardings
+        if all(type(s) is TensorSharding for s in old):
+            new_shardings = tuple(fn(s) for s in old)
+            if all(n is o for n, o in zip(new_shardings, old)):
+                return attr
+            return TensorShardingPerValue(new_shardings)
     order: list = []  # pre-order: (attribute, indices of its children in `order`)
     todo = [(attr, None)]
     while todo:

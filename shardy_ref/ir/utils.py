@@ -13,7 +13,7 @@ from shardy_ref.ir.func_attrs import function_type, get_arg_attr
 from shardy_ref.ir.operation import BlockArgument, Operation, Value
 from shardy_ref.ir.sdy_axes import Mesh
 from shardy_ref.ir.sdy_rules import OpShardingRule
-from shardy_ref.ir.sdy_sharding import TensorSharding, TensorShardingPerValue
+from shardy_ref.ir.sdy_sharding import DimensionSharding, TensorSharding, TensorShardingPerValue
 from shardy_ref.ir.sharding_walker import lookup_mesh
 from shardy_ref.ir.symbols import SymbolTable, symbol_name
 from shardy_ref.ir.types import RankedTensorType, VectorType, tensor_rank
@@ -191,6 +191,10 @@ def remove_sharding_rules(root: Operation) -> None:
 def closed_like(sharding: TensorSharding) -> TensorSharding:
     """Upstream ``getClosedLike``: all dimensions closed (axes and priorities kept), no
     replicated axes, unreduced axes kept."""
+    dims = sharding.dim_shardings
+    if not sharding.replicated_axes and all(d.is_closed for d in dims):
+        return sharding  # already closed: the very same attribute, no IR change
     return sharding.replace(
-        dim_shardings=tuple(d.replace(is_closed=True) for d in sharding.dim_shardings),
+        dim_shardings=tuple(d if d.is_closed else DimensionSharding(d.axes, True, d.priority)
+                            for d in dims),
         replicated_axes=())
