@@ -438,6 +438,9 @@ def verify_unreduced_axes_transition(op: Operation,
     reduction. Shardings on different meshes are not compared."""
     operands = [s for s in operand_shardings if s is not None]
     results = [s for s in result_shardings if s is not None]
+    if not any(s.unreduced_axes for s in operands) and \
+            not any(s.unreduced_axes for s in results):
+        return  # no unreduced axis to introduce, drop or keep: every rule below holds
     meshes = {m for m in (mesh_for(s, op, ctx) for s in operands + results) if m is not None}
     if len(meshes) != 1:
         return
