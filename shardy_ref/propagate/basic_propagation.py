@@ -102,6 +102,14 @@ def _function_refs(attr, out: list[str]) -> None:
 _NONE_ONLY = frozenset({PropagationDirection.NONE})
 
 
+def _directions(rule: OpShardingRule,
+                direction: Callable[[int], PropagationDirection]) -> tuple:
+    """The direction along each factor of ``rule``: NONE along its blocked factors."""
+    blocked = rule.blocked_propagation_factors
+    return tuple(PropagationDirection.NONE if f in blocked else direction(f)
+                 for f in range(len(rule.factor_sizes)))
+
+
 def _empty_axes(sharding: TensorSharding) -> bool:
     """Upstream ``TensorShardingAttr::emptyAxes``."""
     return (not sharding.replicated_axes and not sharding.unreduced_axes
@@ -213,20 +221,21 @@ class Propagator:
     def propagate_tensor_shardings(self, operands: TensorParams, results: TensorParams,
                                    rule: OpShardingRule,
                                    direction: Callable[[int], PropagationDirection],
-                                   op: Operation, conservative: bool = False) -> bool:
+                                   op: Operation, conservative: bool = False,
+                                   directions: tuple | None = None) -> bool:
         """Upstream ``propagateTensorShardings``: project, propagate the factors, write back
-        the tensors that changed; True if any did."""
+        the tensors that changed; True if any did. ``directions``: :func:`_directions` of
+        ``rule`` and ``direction``, when the caller has them."""
+        if directions is None:
+            directions = _directions(rule, direction)
+        if _NONE_ONLY.issuperset(directions):  # no factor may propagate: nothing can change
+            return False
         mesh_or_ref = common_mesh_or_ref(
             [s for s in (*operands.shardings, *results.shardings) if s is not None], self.table)
         if mesh_or_ref is None:
             return False
         mesh = mesh_or_lookup(self.table, mesh_or_ref)
         if mesh is None or mesh.is_maximal:
-            return False
-        blocked = rule.blocked_propagation_factors
-        directions = tuple(PropagationDirection.NONE if f in blocked else direction(f)
-                           for f in range(len(rule.factor_sizes)))
-        if _NONE_ONLY.issuperset(directions):  # no factor may propagate: nothing can change
             return False
         shardings = (*operands.shardings, *results.shardings)
         key = (type(self.factor_propagation), conservative, rule, mesh, directions)
@@ -324,9 +333,13 @@ class Propagator:
         if rule is None:
             self._no_rule.add(op)
             return False
+        direction = self._op_direction(op)
+        directions = _directions(rule, direction)
+        if _NONE_ONLY.issuperset(directions):  # before reading any sharding
+            return False
         return self.propagate_tensor_shardings(
-            _values_params(op.operands), _values_params(op.results), rule,
-            self._op_direction(op), op, self.conservative)
+            _values_params(op.operands), _values_params(op.results), rule, direction, op,
+            self.conservative, directions)
 
     def propagate_data_flow_edge(self, edge: Operation) -> bool:
         """``PropagateDataFlowEdgeOp``: sources -> the edge's sharding (all targets)."""
