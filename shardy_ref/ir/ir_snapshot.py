@@ -1,9 +1,9 @@
 """A snapshot of everything the verifier reads in an op and what it nests, cheap to take
-and to compare, so the pass manager can skip verifying IR it verified before.
+and to compare: whether a pass changed the IR, found by looking rather than counting
+(``--mlir-print-ir-after-change``, ``fuzz --stats``, and the cross-check of the change
+count the pass manager skips the verifier by: :mod:`shardy_ref.ir.change_count`).
 
-MLIR skips the verifier after a pass that declares it preserved all analyses (it cannot
-have changed the IR); our passes declare nothing, so the pass manager observes instead:
-equal snapshots mean the same ops in the same places, with the same names, attributes
+Equal snapshots mean the same ops in the same places, with the same names, attributes
 (immutable, compared by identity first), operands, result and block-argument types. The
 snapshot holds references, so no object it names can be freed and its id reused.
 """
@@ -35,7 +35,7 @@ _END = object()
 def _parts(op: Operation):
     """One flat tuple per op (one per block, and counts), each group led by its length so
     that equal tuples mean equal groups: a tuple per attribute and per group would cost a
-    third more, and this walk runs after every pass (``benchmarks/propagate.py``)."""
+    third more."""
     stack = [op]
     while stack:
         current = stack.pop()
