@@ -21,6 +21,7 @@ def cross_checking() -> bool:
     """Whether :data:`CROSS_CHECK_ENV` is set."""
     return bool(os.environ.get(CROSS_CHECK_ENV))
 
+
 # one count each for all IR in the process (a change anywhere may be to the checked IR):
 # changes of attributes and types, and changes of structure (which ops are where, what
 # they use, the blocks, regions and block arguments)
