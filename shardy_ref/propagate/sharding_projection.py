@@ -260,36 +260,53 @@ def _build_tensor(mapping: TensorMapping, sharding: TensorSharding | None,
     """Upstream ``buildTensorFactorShardings``: project each dimension sharding onto the
     dimension's factors, major-most factor and axis first."""
     result = TensorFactorShardings()
+    by_factor = result.factor_index_to_sharding
     for dim, dim_mapping in enumerate(mapping.dim_mappings):
         if sharding is not None:
             dim_sharding = sharding.dim_shardings[dim]
             axes, is_dim_closed = dim_sharding.axes, dim_sharding.is_closed
         else:
             axes, is_dim_closed = (), closed_if_missing
-        cursor = _AxisCursor(axes, mesh)
-        has_overflow = False
         factors = dim_mapping.factor_indices
-        for factor in factors:
-            fs = result.factor_index_to_sharding.setdefault(factor, FactorSharding())
-            fs.is_minor_most = factor == factors[-1]
-            if has_overflow:
-                # after overflow axes, later factors stay empty and closed
-                fs.is_closed = True
-                break
-            fs.is_closed = is_dim_closed
-            remaining = factor_sizes[factor]
-            if fs.is_minor_most:
-                cursor.add_remaining(fs.axis_refs)
-                break
-            remaining = cursor.take_dividing(remaining, fs.axis_refs)
-            if remaining > 1 and cursor.valid:
-                has_overflow = True
-                cursor.add_remaining(fs.overflow_axes)
+        if len(factors) > 1:
+            _project_dim(by_factor, factors, axes, is_dim_closed, factor_sizes, mesh)
+            continue
+        for factor in factors:  # most dims: the one factor is minor-most, takes every axis
+            fs = by_factor.setdefault(factor, FactorSharding())
+            fs.is_minor_most, fs.is_closed = True, is_dim_closed
+            for axis in axes:  # what the cursor would hand out: the same axes
+                add_axis_or_merge(fs.axis_refs, axis, mesh)
     if sharding is not None:
         result.replicated_axes = list(sharding.replicated_axes)
         result.unreduced_axes = list(sharding.unreduced_axes)
         result.reduction_op = sharding.reduction_op
     return result
+
+
+def _project_dim(by_factor: dict[int, FactorSharding], factors: Sequence[int],
+                 axes: Sequence[AxisRef], is_dim_closed: bool, factor_sizes: Sequence[int],
+                 mesh: Mesh) -> None:
+    """One dimension mapped to several factors: hand its axes out major-most first, each
+    factor taking what divides its size, the minor-most the rest (after an axis that does
+    not fit, overflow axes, and later factors stay empty and closed)."""
+    cursor = _AxisCursor(axes, mesh)
+    has_overflow = False
+    for factor in factors:
+        fs = by_factor.setdefault(factor, FactorSharding())
+        fs.is_minor_most = factor == factors[-1]
+        if has_overflow:
+            # after overflow axes, later factors stay empty and closed
+            fs.is_closed = True
+            break
+        fs.is_closed = is_dim_closed
+        remaining = factor_sizes[factor]
+        if fs.is_minor_most:
+            cursor.add_remaining(fs.axis_refs)
+            break
+        remaining = cursor.take_dividing(remaining, fs.axis_refs)
+        if remaining > 1 and cursor.valid:
+            has_overflow = True
+            cursor.add_remaining(fs.overflow_axes)
 
 
 @dataclass(slots=True)

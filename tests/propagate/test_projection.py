@@ -17,6 +17,7 @@ from shardy_ref.propagate.sharding_projection import (
     distribute_axes_across_factors,
 )
 from shardy_ref.testing.strategies import meshes, tensor_shardings
+from tests.profiles import examples
 
 MESH = Mesh((MeshAxis("x", 4), MeshAxis("y", 2)))
 X, Y = AxisRef("x"), AxisRef("y")
@@ -99,3 +100,32 @@ def test_identity_projection_round_trips_modulo_priorities(data):
                                             sharding_.mesh_or_ref, mesh)
     assert back == sharding_.replace(dim_shardings=tuple(
         d.replace(priority=None) for d in sharding_.dim_shardings))
+
+
+@settings(max_examples=examples(80), deadline=None)
+@given(st.data())
+def test_a_one_factor_dimension_projects_as_the_axis_cursor_would(data):
+    """A dimension of one factor takes its axes as they are (with consecutive sub-axes
+    merged): the same factor sharding as handing them out through the general cursor."""
+    from shardy_ref.propagate.sharding_projection import _build_tensor, _project_dim
+
+    mesh = data.draw(meshes(min_axes=1, max_axes=3).filter(lambda m: not m.is_maximal))
+    sharding_ = data.draw(tensor_shardings(mesh))
+    sizes = tuple(max(1, d.sharded_size(mesh)) * data.draw(st.sampled_from((1, 2, 3)))
+                  for d in sharding_.dim_shardings)
+    mapping = TensorMapping(tuple(DimMapping((i,)) for i in range(len(sizes))))
+    fast = _build_tensor(mapping, sharding_, sizes, mesh, False)
+    general: dict[int, FactorSharding] = {}
+    for i, dim in enumerate(sharding_.dim_shardings):
+        _project_dim(general, (i,), dim.axes, dim.is_closed, sizes, mesh)
+    assert fast.factor_index_to_sharding == general
+
+
+def test_a_one_factor_dimension_merges_consecutive_sub_axes():
+    """``"x":(1)2, "x":(2)2`` along one factor is the whole ``"x"``, as the cursor makes it."""
+    from shardy_ref.ir.sdy_axes import SubAxisInfo
+    from shardy_ref.propagate.sharding_projection import _build_tensor
+
+    halves = sharding([AxisRef("x", SubAxisInfo(1, 2)), AxisRef("x", SubAxisInfo(2, 2))])
+    built = _build_tensor(TensorMapping((DimMapping((0,)),)), halves, (8,), MESH, False)
+    assert built.factor_index_to_sharding[0].axis_refs == [X]
