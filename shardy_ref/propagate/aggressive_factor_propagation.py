@@ -103,7 +103,9 @@ class AggressiveFactorPropagation(BasicFactorPropagation):
             sharded = axes_size(axes_per_factor[f], mesh) if elementwise else 0
             return (-sources[f][0], -sharded, sources[f][1], f)
 
-        order = sorted(range(len(factor_sizes)), key=preference)
+        # factors with no new axes propagate nothing: left out of the order
+        order = sorted((f for f in range(len(factor_sizes)) if axes_per_factor[f]),
+                       key=preference)
         for tensors, flags, is_operand in ((projection.results, update.update_results, False),
                                            (projection.operands, update.update_operands, True)):
             for index, tensor in enumerate(tensors):
