@@ -184,6 +184,8 @@ def verify_sorted_axis_ref_list(axis_refs: Sequence[AxisRef], mesh: Mesh, emit: 
                                 what: str, seen: SeenAxes | None = None) -> None:
     """``verifySortedAxisRefList``: ``axis_refs`` are sorted w.r.t. ``mesh`` (TSH-9:
     ``<what> axes are not ordered w.r.t. mesh``), then :func:`verify_axis_ref_list`."""
+    if not axis_refs:  # the usual replicated and unreduced lists: nothing to check
+        return
     less = mesh_less(mesh)
     if any(less(b, a) for a, b in pairwise(axis_refs)):
         raise emit(f"{what} axes are not ordered w.r.t. mesh")
