@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import os
 
-# set (to anything) in the environment: whatever is skipped because a count or a stamp did
-# not move is checked the long way too (the test suite sets it: a change made outside the
-# IR API, or a mutator that does not count, fails the run with IRError)
+# set in the environment (to anything but "" or "0"): whatever is skipped because a count
+# or a stamp did not move is checked the long way too (the test suite sets it: a change
+# made outside the IR API, or a mutator that does not count, fails the run with IRError)
 CROSS_CHECK_ENV = "SHARDY_REF_CROSS_CHECK_CHANGES"
 
 
 def cross_checking() -> bool:
-    """Whether :data:`CROSS_CHECK_ENV` is set."""
-    return bool(os.environ.get(CROSS_CHECK_ENV))
+    """Whether :data:`CROSS_CHECK_ENV` asks for the cross-check ("" and "0" do not)."""
+    return os.environ.get(CROSS_CHECK_ENV, "") not in ("", "0")
 
 
 # one count each for all IR in the process (a change anywhere may be to the checked IR):

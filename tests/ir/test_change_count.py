@@ -413,3 +413,15 @@ def test_a_memoised_op_is_verified_again_when_its_mesh_changes(monkeypatch):
     with pytest.raises(VerifyError, match="unknown axis name"):
         PassManager(parse_pipeline("test-touch,test-rename-axis"), verify=verify_module).run(
             parse_module(text), PassContext())
+
+
+@pytest.mark.parametrize(("value", "on"), [("1", True), ("yes", True), ("0", False),
+                                           ("", False), (None, False)])
+def test_the_cross_check_switch(value, on, monkeypatch):
+    from shardy_ref.ir.change_count import CROSS_CHECK_ENV, cross_checking
+
+    if value is None:
+        monkeypatch.delenv(CROSS_CHECK_ENV, raising=False)
+    else:
+        monkeypatch.setenv(CROSS_CHECK_ENV, value)
+    assert cross_checking() is on
