@@ -50,8 +50,13 @@ def touch(op) -> None:
     (their checks read the types and constant values of their operands)."""
     op._stamp += 1
     for result in op.results:
-        for use in result._uses:
-            use.owner._stamp += 1
+        touch_users(result)
+
+
+def touch_users(value) -> None:
+    """Move the stamps of the ops using ``value`` (see :func:`touch`)."""
+    for use in value._uses:
+        use.owner._stamp += 1
 
 
 class Attributes(dict):

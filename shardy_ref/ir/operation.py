@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
-from shardy_ref.ir.change_count import CONTENT, STRUCTURE, Attributes
+from shardy_ref.ir.change_count import CONTENT, STRUCTURE, Attributes, touch_users
 from shardy_ref.ir.location import UNKNOWN_LOC, Location
 
 if TYPE_CHECKING:
@@ -79,8 +79,7 @@ def _set_type(value: Value, type: Type) -> None:
     value._type = type
     if isinstance(value, OpResult):
         value.op._stamp += 1
-    for use in value._uses:
-        use.owner._stamp += 1
+    touch_users(value)
 
 
 # read through the slot's own C getter: a read costs about what a plain slot's does

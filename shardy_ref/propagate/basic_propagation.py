@@ -225,11 +225,12 @@ class Propagator:
                                    directions: tuple | None = None) -> bool:
         """Upstream ``propagateTensorShardings``: project, propagate the factors, write back
         the tensors that changed; True if any did. ``directions``: :func:`_directions` of
-        ``rule`` and ``direction``, when the caller has them."""
+        ``rule`` and ``direction``, when the caller has them and found a factor that may
+        propagate."""
         if directions is None:
             directions = _directions(rule, direction)
-        if _NONE_ONLY.issuperset(directions):  # no factor may propagate: nothing can change
-            return False
+            if _NONE_ONLY.issuperset(directions):  # no factor may propagate: no change
+                return False
         mesh_or_ref = common_mesh_or_ref(
             [s for s in (*operands.shardings, *results.shardings) if s is not None], self.table)
         if mesh_or_ref is None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 
-from shardy_ref.ir.change_count import cross_checking
+from shardy_ref.ir.change_count import cross_checking, structure_count
 from shardy_ref.ir.diagnostics import Diagnostic, VerifyError
 from shardy_ref.ir.operation import Operation, OpResult
 
@@ -163,8 +163,6 @@ class VerifyContext:
         isolation from above), unless it passed on ``op`` in the running pipeline with no
         change of structure since: passes that only rewrite attributes need not pay for a
         walk of every operand (:func:`~shardy_ref.ir.change_count.structure_count`)."""
-        from shardy_ref.ir.change_count import structure_count
-
         memo = self._structure_memo
         if memo is not None and memo.get((check, op)) == structure_count():
             return
@@ -396,12 +394,11 @@ def _check_nothing_to_verify(op: Operation, ctx: VerifyContext, passed: dict,
     inputs of its last success, so every memoised check would have been skipped too."""
     from shardy_ref.ir.operation import IRError
 
-    inherent = tuple((name, attr) for name, attr in op.attributes.items() if "." not in name)
+    inherent = [(name, attr) for name, attr in op.attributes.items() if "." not in name]
     same = passed[_BASE] == _memo_base(op, block_key) and all(
         passed.get(name) == attr for name, attr in op.attributes.items()
         if name in ATTR_VERIFIERS) and (
-        None not in passed or passed[None] == (inherent, op.properties,
-                                               _constant_operands(op)))
+        None not in passed or passed[None] == _invariants_key(op, inherent))
     if not same:
         raise IRError(f"'{op.name}' changed without its stamp moving: a change made outside "
                       "the IR API")
@@ -426,14 +423,21 @@ def _verify_memoised_checks(op: Operation, ctx: VerifyContext, passed: dict) -> 
         all_memoised = all_memoised and key is not None
     checks = OP_VERIFIERS.get(op.name)
     if checks:
-        key = (tuple(inherent), op.properties, _constant_operands(op)) \
-            if op.dialect != "sdy" else None
+        key = _invariants_key(op, inherent)
         if key is None or passed.get(None) != key:
             for check in checks:
                 check(op, ctx)
             passed[None] = key
         all_memoised = all_memoised and key is not None
     return all_memoised
+
+
+def _invariants_key(op: Operation, inherent: list) -> tuple | None:
+    """What the op's own invariants read besides the memo base: its inherent attributes,
+    properties and constant operands; None for an sdy op (always checked)."""
+    if op.dialect == "sdy":
+        return None
+    return tuple(inherent), op.properties, _constant_operands(op)
 
 
 def _memo_block_key(op: Operation, ctx: VerifyContext) -> tuple | None:
