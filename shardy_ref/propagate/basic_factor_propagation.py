@@ -136,6 +136,21 @@ class BasicFactorPropagation:
             update |= projection.expand_sharding(factor_index, axes)
         return update
 
+    def is_fixed_point(self, projection: ShardingProjection) -> bool:
+        """Whether no direction can make this strategy change ``projection``: every factor
+        has the same axes in all the tensors mapped to it. A tensor only gains axes when
+        its own are a strict prefix of the factor's new axes, and those are the tensors'
+        compatible major axes (:meth:`compatible_major_axes`, of equal lists: that very
+        list) cut by conflicts, so never longer. The aggressive strategy inherits this: its
+        new axes per tensor are those cut further."""
+        seen: dict[int, list[AxisRef]] = {}
+        for tensor in chain(projection.operands, projection.results):
+            for factor, sharding in tensor.factor_index_to_sharding.items():
+                axes = seen.setdefault(factor, sharding.axis_refs)
+                if axes is not sharding.axis_refs and axes != sharding.axis_refs:
+                    return False
+        return True
+
     def compatible_major_sharding_axes(self, projection: ShardingProjection, factor_index: int,
                                        direction: PropagationDirection, factor_size: int,
                                        mesh: Mesh | None,

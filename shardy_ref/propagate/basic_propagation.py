@@ -138,8 +138,8 @@ class Propagator:
         self.debug = getattr(ctx, "sharding_debug", None)
         self.provenance = _provenance_log(ctx, pass_name, self.factor_propagation)
         self._group_moves: list[tuple] = []  # sharding-group updates of the current step
-        # op -> (step key, shardings) of its last step that changed nothing, kept across the
-        # passes of the running pipeline (None in debug mode)
+        # op -> (step key, directions or None, shardings) of its last step that changed
+        # nothing, kept across the passes of the running pipeline (None in debug mode)
         self._no_change: dict | None = None
         if self.debug is None:
             memo = pipeline_memo("no-change propagation steps")
@@ -239,15 +239,30 @@ class Propagator:
         if mesh is None or mesh.is_maximal:
             return False
         shardings = (*operands.shardings, *results.shardings)
-        key = (type(self.factor_propagation), conservative, rule, mesh, directions)
-        if self._repeats_no_change(op, key, shardings):
+        key = (type(self.factor_propagation), conservative, rule, mesh)
+        if self._repeats_no_change(op, key, directions, shardings):
             return False
         projection = ShardingProjection.build(operands.shardings, results.shardings, rule, mesh)
+        if self.factor_propagation.is_fixed_point(projection):
+            self._remember_no_change(op, key, None, shardings)  # whatever the directions
+            return False
         update = self.factor_propagation.propagate_factor_shardings(
             projection, directions.__getitem__, rule.factor_sizes, mesh, conservative, op)
         any_updated, after = self.update_tensor_shardings(operands, results, rule, projection,
                                                           update, mesh_or_ref, mesh)
-        if self.provenance is not None and any_updated:
+        if any_updated:
+            self._record_step(operands, results, rule, op, mesh, after, projection)
+        else:
+            self._remember_no_change(op, key, directions, shardings)
+        self._group_moves.clear()
+        return any_updated
+
+    def _record_step(self, operands: TensorParams, results: TensorParams, rule: OpShardingRule,
+                     op: Operation, mesh: Mesh, after: list, projection: ShardingProjection
+                     ) -> None:
+        """Tell the provenance log and the debug handler (when on) of a step that changed
+        shardings: ``after`` holds the operand and result shardings it left."""
+        if self.provenance is not None:
             self.provenance.record(
                 op, rule, mesh, (*(operands.keys or operands.tensors),
                                  *(results.keys or results.tensors)),
@@ -255,24 +270,30 @@ class Propagator:
                 (*after[0], *after[1]))
             for move in self._group_moves:
                 self.provenance.record_group(*move)
-        self._group_moves.clear()
-        if not any_updated and self._no_change is not None:
-            self._no_change[op] = (key, shardings)
-        if self.debug is not None and any_updated:
+        if self.debug is not None:
             # the projection was updated in place: rebuild the old one from the old shardings
             before = ShardingProjection.build(operands.shardings, results.shardings, rule, mesh)
             self.debug.record(op, operands.tensors, results.tensors, mesh, rule,
                               snapshot(before), snapshot(projection))
-        return any_updated
 
-    def _repeats_no_change(self, op: Operation, key: tuple, shardings: tuple) -> bool:
+    def _repeats_no_change(self, op: Operation, key: tuple, directions: tuple,
+                           shardings: tuple) -> bool:
         """Whether the step about to run on ``op`` is its last step that changed nothing:
-        the same strategy, rule, mesh and directions and the very same sharding objects
+        the same strategy, rule and mesh, the same directions (unless that step found a
+        fixed point, which no direction changes) and the very same sharding objects
         (immutable), so it would change nothing again (op-priority rounds and re-queued
         ops repeat many steps). Never in debug mode, which records every step."""
         memo = self._no_change.get(op) if self._no_change is not None else None
-        return memo is not None and memo[0] == key and len(memo[1]) == len(shardings) \
-            and all(a is b for a, b in zip(memo[1], shardings))
+        return memo is not None and memo[0] == key and (
+            memo[1] is None or memo[1] == directions) and len(memo[2]) == len(shardings) \
+            and all(a is b for a, b in zip(memo[2], shardings))
+
+    def _remember_no_change(self, op: Operation, key: tuple, directions: tuple | None,
+                            shardings: tuple) -> None:
+        """Keep a step that changed nothing for :meth:`_repeats_no_change` (``directions``
+        None: it found a fixed point, no direction would have changed anything)."""
+        if self._no_change is not None:
+            self._no_change[op] = (key, directions, shardings)
 
     def update_tensor_shardings(self, operands: TensorParams, results: TensorParams,
                                 rule: OpShardingRule, projection: ShardingProjection,

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from shardy_ref.ir.sdy_axes import AxisRef, Mesh, MeshAxis
 from shardy_ref.ir.sdy_debug import PropagationDirection
 from shardy_ref.ir.sdy_rules import OpShardingRule
+from shardy_ref.propagate.aggressive_factor_propagation import AggressiveFactorPropagation
 from shardy_ref.propagate.basic_factor_propagation import (
     BasicFactorPropagation,
     block_propagation_factors,
@@ -419,3 +420,55 @@ def test_running_twice_equals_once(problem):
                                              mesh, conservative)
     assert twice == once
     assert not any(update.update_operands) and not any(update.update_results)
+
+
+# --- fixed points: every factor with the same axes in every tensor -----------------------
+
+def _agreeing(problem):
+    """``problem`` with each factor's axes in every tensor replaced by those of the first
+    tensor mapped to it (the other parts, closed, overflow, replicated, kept)."""
+    mesh, factor_sizes, proj, directions, conservative = problem
+    first: dict[int, list[AxisRef]] = {}
+    for tensor in [*proj.operands, *proj.results]:
+        for f, sharding in tensor.factor_index_to_sharding.items():
+            sharding.axis_refs = list(first.setdefault(f, sharding.axis_refs))
+    return mesh, factor_sizes, proj, directions, conservative
+
+
+@settings(max_examples=100, deadline=None)
+@given(propagation_problems().map(_agreeing), st.booleans())
+def test_no_strategy_changes_a_fixed_point(problem, aggressive):
+    """What lets the propagator skip such a step whatever its directions
+    (``BasicFactorPropagation.is_fixed_point``)."""
+    mesh, factor_sizes, proj, directions, conservative = problem
+    strategy = AggressiveFactorPropagation() if aggressive else PROP
+    assert strategy.is_fixed_point(proj)
+    before = copy.deepcopy(proj)
+    update = strategy.propagate_factor_shardings(proj, directions.__getitem__, factor_sizes,
+                                                 mesh, conservative)
+    assert proj == before
+    assert not any(update.update_operands) and not any(update.update_results)
+
+
+@settings(max_examples=200, deadline=None)
+@given(propagation_problems(), st.booleans())
+def test_a_step_that_changes_something_was_no_fixed_point(problem, aggressive):
+    mesh, factor_sizes, proj, directions, conservative = problem
+    strategy = AggressiveFactorPropagation() if aggressive else PROP
+    fixed = strategy.is_fixed_point(proj)
+    update = strategy.propagate_factor_shardings(proj, directions.__getitem__, factor_sizes,
+                                                 mesh, conservative)
+    assert not fixed or not update.any()
+
+
+def test_factors_differing_in_one_tensor_are_no_fixed_point():
+    same = projection([tensor({0: fs("a")}), tensor({0: fs("a"), 1: fs()})],
+                      [tensor({0: fs("a"), 1: fs()})])
+    assert PROP.is_fixed_point(same)
+    differ = projection([tensor({0: fs("a")}), tensor({0: fs("a"), 1: fs()})],
+                        [tensor({0: fs("a"), 1: fs("b")})])
+    assert not PROP.is_fixed_point(differ)
+    assert PROP.propagate_factor_shardings(differ, propagate_any, [4, 4], None).any()
+    sub_axis = projection([tensor({0: fs("a")})], [tensor({0: fs("a:1:2")})])
+    assert not PROP.is_fixed_point(sub_axis)
+    assert PROP.propagate_factor_shardings(sub_axis, propagate_any, [4], None).any()

@@ -1,8 +1,9 @@
 """Shortcuts of one propagation step: :meth:`OpBasedDirection.bind` (op-level schedules
 asked once per step) gives what calling the direction per factor gives, and the
 propagator's cache of ops without a rule and its no-change memo
-(``Propagator._repeats_no_change``, which skips only steps that would change nothing) leave
-the pipeline's output unchanged."""
+(``Propagator._repeats_no_change``, which skips only steps that would change nothing) and
+its fixed-point test (``BasicFactorPropagation.is_fixed_point``, which skips the factor
+propagation of a step no direction could change) leave the pipeline's output unchanged."""
 from __future__ import annotations
 
 import glob
@@ -15,6 +16,7 @@ from shardy_ref.ir.verify import verify_module
 from shardy_ref.parser import parse_module
 from shardy_ref.parser.printer import print_module
 from shardy_ref.pass_manager import PassContext, PassManager, parse_pipeline
+from shardy_ref.propagate.basic_factor_propagation import BasicFactorPropagation
 from shardy_ref.propagate.basic_propagation import Propagator, propagate_any
 from shardy_ref.propagate.op_priority_propagation import (
     OP_PROPAGATION_SCHEDULE,
@@ -76,4 +78,6 @@ def test_same_output_without_the_no_change_memo(path, monkeypatch):
     text = open(path).read()
     memoised = _propagated(text)
     monkeypatch.setattr(Propagator, "_repeats_no_change", lambda *_: False)
+    assert memoised == _propagated(text)
+    monkeypatch.setattr(BasicFactorPropagation, "is_fixed_point", lambda *_: False)
     assert memoised == _propagated(text)
