@@ -279,7 +279,7 @@ def test_dominance_is_checked_again_only_after_a_change_of_structure(monkeypatch
     checked = []
     dominance = core.verify_dominance
     monkeypatch.setattr(core, "verify_dominance",
-                        lambda op, positions: (checked.append(op), dominance(op, positions)))
+                        lambda op, ctx: (checked.append(op), dominance(op, ctx)))
     monkeypatch.setitem(PASSES, "test-touch", _Touch)
     monkeypatch.setitem(PASSES, "test-insert", _Insert)
     PassManager(parse_pipeline("test-touch,test-touch,test-insert,test-touch"),
@@ -425,3 +425,80 @@ def test_the_cross_check_switch(value, on, monkeypatch):
     else:
         monkeypatch.setenv(CROSS_CHECK_ENV, value)
     assert cross_checking() is on
+
+
+# --- roots verified since the last change ------------------------------------------------
+
+class _TouchAny(_Touch):
+    """:class:`_Touch` on whatever op the pipeline nests it in."""
+    NAME = "test-touch-any"
+    ANCHOR = "any"
+
+
+class _Nothing(Pass):
+    """Changes nothing, on whatever op it is nested in."""
+    NAME = "test-nothing"
+    ANCHOR = "any"
+
+    def run(self, op, ctx):
+        pass
+
+
+def _walked_roots(pipeline: str, monkeypatch) -> list[list[str]]:
+    """The roots each verify of ``pipeline`` (on MODULE) walked, by name, one list per
+    verify."""
+    from shardy_ref.ir import verify
+    from shardy_ref.pass_manager import PASSES, PassContext, PassManager, parse_pipeline
+
+    verifies: list[list[str]] = []
+    walk = verify._walk
+
+    def recording(root, ctx, deferred):
+        verifies[-1].append(root.name)
+        walk(root, ctx, deferred)
+
+    def verify_module(op):
+        verifies.append([])
+        verify.verify_module(op)
+
+    monkeypatch.setattr(verify, "_walk", recording)
+    monkeypatch.setitem(PASSES, "test-touch-any", _TouchAny)
+    monkeypatch.setitem(PASSES, "test-nothing", _Nothing)
+    monkeypatch.setitem(PASSES, "test-break", _Break)
+    PassManager(parse_pipeline(pipeline), verify=verify_module).run(parse_module(MODULE),
+                                                                    PassContext())
+    return verifies
+
+
+def test_the_modules_verify_skips_a_function_verified_since_the_last_change(monkeypatch):
+    assert _walked_roots("test-touch-any,func.func(test-touch-any),test-nothing",
+                         monkeypatch) == [["builtin.module", "func.func"], ["func.func"],
+                                          ["builtin.module"]]
+
+
+def test_a_functions_verify_is_skipped_after_the_modules_since_the_last_change(monkeypatch):
+    assert _walked_roots("func.func(test-touch-any),test-touch-any,func.func(test-nothing)",
+                         monkeypatch) == [["func.func"], ["builtin.module", "func.func"], []]
+
+
+def test_a_change_after_a_functions_verify_is_verified(monkeypatch):
+    assert _walked_roots("func.func(test-touch-any),test-touch-any", monkeypatch) == [
+        ["func.func"], ["builtin.module", "func.func"]]
+    with pytest.raises(VerifyError, match="operand #0 does not dominate this use"):
+        _walked_roots("func.func(test-touch-any),test-break", monkeypatch)
+
+
+def test_cross_checking_catches_a_change_of_a_verified_function_the_count_missed(
+        monkeypatch):
+    class _RenameAny(Pass):
+        NAME = "test-rename-any"
+        ANCHOR = "any"
+
+        def run(self, op, ctx):
+            _rename(op)
+
+    from shardy_ref.pass_manager import PASSES
+    monkeypatch.setitem(PASSES, "test-rename-any", _RenameAny)
+    monkeypatch.setenv("SHARDY_REF_CROSS_CHECK_CHANGES", "1")
+    with pytest.raises(IRError, match=r"'func\.func' changed without the change count moving"):
+        _walked_roots("func.func(test-touch-any),test-rename-any", monkeypatch)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 
-from shardy_ref.ir.change_count import cross_checking, structure_count
+from shardy_ref.ir.change_count import change_count, cross_checking, structure_count
 from shardy_ref.ir.diagnostics import Diagnostic, VerifyError
 from shardy_ref.ir.operation import Operation, OpResult
 
@@ -157,16 +157,51 @@ class VerifyContext:
         # (check, op) -> the structure count when the check last passed on op, while a
         # pipeline runs (None: no pipeline)
         self._structure_memo: dict[tuple, int] | None = _pipeline_memo("verify_structure")
+        # root -> (the change count when it last passed as the verified root, its snapshot
+        # when cross-checking), while a pipeline runs (None: no pipeline)
+        self._roots: dict[Operation, tuple] | None = _pipeline_memo("verified roots")
+
+    def verified_now(self, op: Operation) -> bool:
+        """Whether ``op`` (isolated from above) passed a verify, as its root or walked on its
+        own in it, since which nothing changed (the change count has not moved): a function
+        pass verifies each function it ran on, and the module's verify after the next
+        module pass need not look into them again; nor a function pass's verify into a
+        function the module's verify has just passed."""
+        from shardy_ref.ir.ir_snapshot import unchanged_since
+        from shardy_ref.ir.operation import IRError
+
+        passed = self._roots.get(op) if self._roots is not None else None
+        if passed is None or passed[0] != change_count():
+            return False
+        if passed[1] is not None and not unchanged_since(passed[1], op):
+            raise IRError(f"'{op.name}' changed without the change count moving: a change "
+                          "made outside the IR API")
+        return True
+
+    def passed(self, root: Operation) -> None:
+        """Record that ``root`` passed, with all it holds (see :meth:`verified_now`)."""
+        if self._roots is not None:
+            from shardy_ref.ir.ir_snapshot import ir_snapshot
+
+            self._roots[root] = (change_count(),
+                                 ir_snapshot(root) if self.cross_check else None)
+
+    def preorder(self, root: Operation) -> Iterator[Operation]:
+        """``root`` and the ops nested in it, pre-order, not looking into the nested ops
+        :meth:`verified_now` (the rules of phases 2 and 3 passed in them)."""
+        from shardy_ref.ir.verify import core
+
+        return core.preorder(root, self.verified_now)
 
     def unless_structure_verified(self, op: Operation, check: Callable) -> None:
-        """``check(op, positions)``, a rule only the IR's structure decides (dominance,
+        """``check(op, self)``, a rule only the IR's structure decides (dominance,
         isolation from above), unless it passed on ``op`` in the running pipeline with no
         change of structure since: passes that only rewrite attributes need not pay for a
         walk of every operand (:func:`~shardy_ref.ir.change_count.structure_count`)."""
         memo = self._structure_memo
         if memo is not None and memo.get((check, op)) == structure_count():
             return
-        check(op, self.positions)
+        check(op, self)
         if memo is not None:
             memo[(check, op)] = structure_count()
 
@@ -234,7 +269,7 @@ class VerifyContext:
         from shardy_ref.ir.verify.core import TreePositions
 
         if self._positions is None:
-            self._positions = TreePositions(self.module)
+            self._positions = TreePositions(self.module, self.verified_now)
         return self._positions
 
     def mesh_of(self, sharding):
@@ -268,26 +303,34 @@ def collect_errors(module: Operation) -> list[VerifyError]:
 
     _load_rules(module)
     ctx = VerifyContext(module)
+    if ctx.verified_now(module):
+        return []
     errors: list[VerifyError] = []
-    _verify_tree(module, ctx, errors)
+    walked = _verify_tree(module, ctx, errors)
     if errors:
         return errors
     try:
         core.verify_unique_symbols(module)
-        for op in core.preorder(module):
+        for op in ctx.preorder(module):
             for check in SYMBOL_USE_VERIFIERS.get(op.name, ()):
                 check(op, ctx)
         ctx.unless_structure_verified(module, core.verify_dominance)
     except VerifyError as e:
         return [e]
+    for root in walked:  # the module, and each op isolated from above walked on its own
+        ctx.passed(root)
     return errors
 
 
-def _verify_tree(root: Operation, ctx: VerifyContext, errors: list[VerifyError]) -> None:
+def _verify_tree(root: Operation, ctx: VerifyContext,
+                 errors: list[VerifyError]) -> list[Operation]:
     """Phase 1 for ``root`` (the module or an op isolated from above): walk it, then each
     op isolated from above found in it, independently (MLIR verifies those in parallel
-    once the walk is done, and not at all if it failed). Depth-first, with a stack of
-    the ops still to verify: regions may nest deeper than Python's recursion limit."""
+    once the walk is done, and not at all if it failed), but for those
+    :meth:`VerifyContext.verified_now`. Depth-first, with a stack of the ops still to
+    verify: regions may nest deeper than Python's recursion limit. Returns the ops
+    walked."""
+    walked: list[Operation] = []
     pending: list[Iterator[Operation]] = [iter([root])]
     while pending:
         op = next(pending[-1], None)
@@ -295,12 +338,14 @@ def _verify_tree(root: Operation, ctx: VerifyContext, errors: list[VerifyError])
             pending.pop()
             continue
         deferred: list[Operation] = []
+        walked.append(op)
         try:
             _walk(op, ctx, deferred)
         except VerifyError as e:
             errors.append(e)
             continue
         pending.append(iter(deferred))
+    return walked
 
 
 def _walk(root: Operation, ctx: VerifyContext, deferred: list[Operation]) -> None:
@@ -331,7 +376,8 @@ def _visit(op: Operation, ctx: VerifyContext, deferred: list[Operation]) -> Iter
                     for check in EXIT_VERIFIERS.get(child.name, ()):
                         check(child, ctx)
                 elif core.is_isolated(child):
-                    deferred.append(child)
+                    if not ctx.verified_now(child):
+                        deferred.append(child)
                 else:
                     yield child
             core.verify_block_exit(block)

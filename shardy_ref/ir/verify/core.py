@@ -7,7 +7,7 @@ rule raises a VerifyError at the op's location with upstream's message.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from shardy_ref.ir.asm_hooks import generic_op_text
 from shardy_ref.ir.diagnostics import Diagnostic, VerifyError
@@ -24,11 +24,11 @@ class TreePositions:
     """Pre-order entry and exit numbers of every op, region and block under a root, so that
     "is X nested in Y" is two comparisons: walking up the parents instead, as MLIR does,
     makes verification quadratic (or, with nested ops isolated from above, cubic) in the
-    depth of the regions."""
+    depth of the regions. Ops for which ``skip`` holds are numbered, not what they hold."""
 
     __slots__ = ("enter", "exit")
 
-    def __init__(self, root: Operation):
+    def __init__(self, root: Operation, skip: Callable[[Operation], bool] | None = None):
         self.enter: dict[object, int] = {}
         self.exit: dict[object, int] = {}
         count = 0
@@ -41,7 +41,9 @@ class TreePositions:
             count += 1
             self.enter[node] = count
             stack.append((node, True))
-            stack.extend((child, False) for child in reversed(_children(node)))
+            if skip is None or node is root or not isinstance(node, Operation) \
+                    or not node.regions or not skip(node):
+                stack.extend((child, False) for child in reversed(_children(node)))
 
     def inside(self, node, container) -> bool:
         """``node`` is strictly nested in ``container`` (both under the root)."""
@@ -58,13 +60,17 @@ def _children(node) -> list:
     return list(node)
 
 
-def preorder(root: Operation) -> Iterator[Operation]:
+def preorder(root: Operation,
+             skip: Callable[[Operation], bool] | None = None) -> Iterator[Operation]:
     """``root`` and every op nested in it, pre-order, without recursion (regions may nest
-    deeper than Python's recursion limit)."""
+    deeper than Python's recursion limit); not looking into the nested ops for which
+    ``skip`` holds."""
     stack = [root]
     while stack:
         op = stack.pop()
         yield op
+        if skip is not None and op is not root and op.regions and skip(op):
+            continue
         for region in reversed(op.regions):
             for block in reversed(region.blocks):
                 stack.extend(reversed(list(block)))
@@ -76,8 +82,11 @@ def is_isolated(op: Operation) -> bool:
     return d is not None and d.isolated_from_above
 
 
-def verify_dominance(module: Operation, positions: TreePositions) -> None:
-    for op in preorder(module):
+def verify_dominance(module: Operation, ctx) -> None:
+    """Every operand of every op under ``module`` dominates its use (not looking into the
+    ops ``ctx`` has verified since the last change: :meth:`VerifyContext.verified_now`)."""
+    positions = ctx.positions
+    for op in ctx.preorder(module):
         _verify_operands(op, positions)
 
 
@@ -155,10 +164,11 @@ def _properly_encloses(outer: Region | None, region: Region | None) -> bool:
     return False
 
 
-def verify_isolated(isolated: Operation, positions: TreePositions) -> None:
+def verify_isolated(isolated: Operation, ctx) -> None:
     """MLIR ``verifyIsIsolatedFromAbove``: the ops in each region of ``isolated`` (not
     looking into nested ops isolated from above, which are checked on their own) only use
     values defined in that region."""
+    positions = ctx.positions
     for region in isolated.regions:
         pending = [region]
         while pending:
