@@ -355,13 +355,14 @@ class Propagator:
         if rule is None:
             self._no_rule.add(op)
             return False
-        direction = self._op_direction(op)
-        directions = _directions(rule, direction)
+        along_factors = getattr(self.direction, "along_factors", None)
+        directions = (along_factors(op, rule) if along_factors is not None
+                      else _directions(rule, self._op_direction(op)))
         if _NONE_ONLY.issuperset(directions):  # before reading any sharding
             return False
         return self.propagate_tensor_shardings(
-            _values_params(op.operands), _values_params(op.results), rule, direction, op,
-            self.conservative, directions)
+            _values_params(op.operands), _values_params(op.results), rule,
+            directions.__getitem__, op, self.conservative, directions)
 
     def propagate_data_flow_edge(self, edge: Operation) -> bool:
         """``PropagateDataFlowEdgeOp``: sources -> the edge's sharding (all targets)."""

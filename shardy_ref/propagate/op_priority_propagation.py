@@ -121,6 +121,11 @@ OP_PROPAGATION_SCHEDULE: tuple[Callable[[Operation, int], PropagationDirection],
 # the schedules that read only the op, not the factor
 _OP_LEVEL_SCHEDULES = frozenset({_pass_through_single_use, _pass_through_multi_use,
                                  _any_except_broadcast_forward, propagate_any})
+# per round: its op-level schedules, most permissive (latest) first, and its others
+_ROUND_SCHEDULES = tuple(
+    (tuple(s for s in reversed(OP_PROPAGATION_SCHEDULE[:p + 1]) if s in _OP_LEVEL_SCHEDULES),
+     tuple(s for s in OP_PROPAGATION_SCHEDULE[:p + 1] if s not in _OP_LEVEL_SCHEDULES))
+    for p in range(len(OP_PROPAGATION_SCHEDULE)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +166,37 @@ class OpBasedDirection:
             return _INTERSECTION[allowed, outer(op, factor)]
 
         return direction
+
+    def along_factors(self, op: Operation, rule: OpShardingRule) -> tuple:
+        """The direction along each factor of ``rule`` for one step on ``op``, NONE along
+        its blocked factors: what :meth:`bind` gives, asked at once. The op-level
+        schedules are asked most permissive first, and no further once their union is
+        BOTH, the lattice's top (the union is then BOTH whatever the others say; the
+        schedules only read the op)."""
+        num_factors = len(rule.factor_sizes)
+        if not num_factors:
+            return ()
+        op_level, per_factor = _ROUND_SCHEDULES[self.priority]
+        allowed = NONE
+        for schedule in op_level:
+            allowed = _UNION[allowed, schedule(op, 0)]
+            if allowed is BOTH:
+                per_factor = ()
+                break
+        blocked = rule.blocked_propagation_factors
+        outer = self.outer
+        if not per_factor and not blocked and outer is propagate_any:
+            return (allowed,) * num_factors
+        directions = []
+        for factor in range(num_factors):
+            if factor in blocked:
+                directions.append(NONE)
+                continue
+            along = allowed
+            for schedule in per_factor:
+                along = _UNION[along, schedule(op, factor)]
+            directions.append(_INTERSECTION[along, outer(op, factor)])
+        return tuple(directions)
 
 
 def op_based_direction(priority: int,

@@ -1,5 +1,6 @@
 """Shortcuts of one propagation step: :meth:`OpBasedDirection.bind` (op-level schedules
-asked once per step) gives what calling the direction per factor gives, and the
+asked once per step) and :meth:`OpBasedDirection.along_factors` (all factors at once, the
+op-level schedules up to BOTH) give what calling the direction per factor gives, and the
 propagator's cache of ops without a rule and its no-change memo
 (``Propagator._repeats_no_change``, which skips only steps that would change nothing) and
 its fixed-point test (``BasicFactorPropagation.is_fixed_point``, which skips the factor
@@ -20,6 +21,7 @@ from shardy_ref.propagate.basic_factor_propagation import BasicFactorPropagation
 from shardy_ref.propagate.basic_propagation import Propagator, propagate_any
 from shardy_ref.propagate.op_priority_propagation import (
     OP_PROPAGATION_SCHEDULE,
+    OpBasedDirection,
     op_based_direction,
 )
 from shardy_ref.propagate.rules.registry import get_or_create_sharding_rule
@@ -46,6 +48,11 @@ def test_bound_direction_is_the_per_factor_direction(outer):
                 bound = direction.bind(op)
                 assert [bound(f) for f in range(factors)] == \
                     [direction(op, f) for f in range(factors)], (path, op.name, priority)
+                if rule is not None:
+                    blocked = rule.blocked_propagation_factors
+                    assert direction.along_factors(op, rule) == tuple(
+                        PropagationDirection.NONE if f in blocked else direction(op, f)
+                        for f in range(factors)), (path, op.name, priority)
                 checked += 1
     assert checked > 1000
 
@@ -63,6 +70,7 @@ def test_same_output_without_the_shortcuts(path, monkeypatch):
     fast = _propagated(text)
     monkeypatch.setattr(Propagator, "_op_direction",
                         lambda self, op: lambda factor: self.direction(op, factor))
+    monkeypatch.delattr(OpBasedDirection, "along_factors")
     original = Propagator.propagate_registered_op
 
     def uncached(self, op):
