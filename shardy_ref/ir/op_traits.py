@@ -85,4 +85,7 @@ def would_op_be_trivially_dead(op: Operation) -> bool:
 
 def is_op_trivially_dead(op: Operation) -> bool:
     """MLIR ``isOpTriviallyDead``: no result is used and the op has no side effects."""
-    return not any(r.has_uses for r in op.results) and would_op_be_trivially_dead(op)
+    for result in op.results:
+        if result.has_uses:
+            return False
+    return would_op_be_trivially_dead(op)

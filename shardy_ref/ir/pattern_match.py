@@ -68,6 +68,12 @@ class PatternApplicator:
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> bool:
         op_patterns = self.by_op.get(op.name, ())
+        if not op_patterns:  # most ops: only the any-op patterns, in their order
+            for pattern in self.any_op:
+                rewriter.set_insertion_point(op)
+                if pattern(op, rewriter):
+                    return True
+            return False
         i = j = 0
         while i < len(op_patterns) or j < len(self.any_op):
             if i < len(op_patterns) and (j >= len(self.any_op)

@@ -33,9 +33,12 @@ def mesh_or_lookup(table: SymbolTable, mesh_or_ref: str | Mesh) -> Mesh | None:
 def common_mesh_or_ref(shardings: Sequence[TensorSharding],
                        table: SymbolTable) -> str | Mesh | None:
     """Upstream ``getCommonMeshOrRef``: the mesh (or its name) all ``shardings`` are bound
-    to, empty meshes aside (the first one, unless all are empty); None if they differ."""
+    to, empty meshes aside (the first non-empty one; the last if all are empty); None if
+    they differ."""
     mesh_or_ref, mesh = None, None
     for sharding in shardings:
+        if sharding.mesh_or_ref is mesh_or_ref:  # the same mesh again (most shardings)
+            continue
         other = mesh_or_lookup(table, sharding.mesh_or_ref)
         if mesh is None or mesh.is_empty:
             mesh, mesh_or_ref = other, sharding.mesh_or_ref
