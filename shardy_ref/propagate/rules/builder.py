@@ -37,7 +37,9 @@ def tensor_shape(type_: Type) -> tuple[int, ...]:
     """Upstream ``getTensorShape``: the shape of a shaped type, ``()`` for anything else
     (tokens, tuples). A dynamic dimension is kept as upstream's ``kDynamic``."""
     if isinstance(type_, RankedTensorType):
-        return tuple(_DYNAMIC if d is None else d for d in type_.shape)
+        shape = type_.shape
+        return shape if None not in shape else tuple(_DYNAMIC if d is None else d
+                                                     for d in shape)
     if isinstance(type_, VectorType):
         return type_.shape
     return ()
@@ -110,11 +112,12 @@ class OpShardingRuleBuilder:
         self.factor_sizes.append(factor_size)
         if is_blocked:
             self.blocked_propagation_factors.append(index)
-        special = {FactorType.REDUCTION: self.reduction_factors,
-                   FactorType.NEED_REPLICATION: self.need_replication_factors,
-                   FactorType.PERMUTATION: self.permutation_factors}.get(factor_type)
-        if special is not None:
-            special.append(index)
+        if factor_type is FactorType.REDUCTION:
+            self.reduction_factors.append(index)
+        elif factor_type is FactorType.NEED_REPLICATION:
+            self.need_replication_factors.append(index)
+        elif factor_type is FactorType.PERMUTATION:
+            self.permutation_factors.append(index)
         return index
 
     def add_factor(self, operand_dims: int | Sequence[int], result_dims: int | Sequence[int],
@@ -254,6 +257,22 @@ def _map_single_dim(mappings: list[list[list[int]]], dim: int, factor_index: int
             mapping[dim].append(factor_index)
 
 
+# the dim and tensor mappings built so far, by value: immutable, and few distinct ones recur
+# in every rule (``[i, j]``), so rules share them rather than build each anew
+_DIM_MAPPINGS: dict[tuple[int, ...], DimMapping] = {}
+_TENSOR_MAPPINGS: dict[tuple[DimMapping, ...], TensorMapping] = {}
+_MAX_SHARED = 1 << 16  # then start afresh: a long fuzzing run meets ever new ones
+
+
+def _shared(cache: dict, key: tuple, make: Callable[[tuple], object]):
+    value = cache.get(key)
+    if value is None:
+        if len(cache) >= _MAX_SHARED:
+            cache.clear()
+        value = cache[key] = make(key)
+    return value
+
+
 def _tensor_mappings(mappings: list[list[list[int]]],
                      factor_sizes: list[int]) -> tuple[TensorMapping, ...]:
     """Upstream ``buildTensorMappingAttrList``: an unmapped dimension gets a new size-1
@@ -265,6 +284,11 @@ def _tensor_mappings(mappings: list[list[list[int]]],
             if not factors:
                 factors = [len(factor_sizes)]
                 factor_sizes.append(1)
-            dims.append(DimMapping(tuple(factors)))
-        out.append(TensorMapping(tuple(dims)))
+            key = tuple(factors)
+            dim = _DIM_MAPPINGS.get(key)
+            dims.append(dim if dim is not None else _shared(_DIM_MAPPINGS, key, DimMapping))
+        key = tuple(dims)
+        tensor = _TENSOR_MAPPINGS.get(key)
+        out.append(tensor if tensor is not None
+                   else _shared(_TENSOR_MAPPINGS, key, TensorMapping))
     return tuple(out)

@@ -35,6 +35,25 @@ def test_build_fills_unmapped_dims_with_size_one_factors_and_keeps_builder():
     assert builder.build().params() == "<([i, j])->([i]) {i=4, j=3} reduction={j}>"
 
 
+def test_rules_share_equal_mappings_and_stay_right_when_the_cache_starts_afresh(
+        monkeypatch):
+    from shardy_ref.propagate.rules import builder as builder_module
+
+    def build():
+        b = OpShardingRuleBuilder([_t(4, 3), _t(4, 3)], [_t(4, 3)])
+        b.add_factor_all(0, 4).add_factor_all(1, 3)
+        return b.build()
+
+    first, second = build(), build()
+    assert first == second and first.operand_mappings[0] is second.result_mappings[0]
+    assert first.params() == "<([i, j], [i, j])->([i, j]) {i=4, j=3}>"
+    monkeypatch.setattr(builder_module, "_MAX_SHARED", 1)
+    monkeypatch.setattr(builder_module, "_DIM_MAPPINGS", {})
+    monkeypatch.setattr(builder_module, "_TENSOR_MAPPINGS", {})
+    assert build() == first
+    assert len(builder_module._DIM_MAPPINGS) <= 1 and len(builder_module._TENSOR_MAPPINGS) <= 1
+
+
 def test_size_one_factor_not_appended_to_mapped_dim():
     builder = OpShardingRuleBuilder([_t(4)], [_t(4)])
     builder.add_factor(0, 0, 4).add_factor(0, NULL_DIM, 1).add_factor(0, NULL_DIM, 2)
