@@ -300,8 +300,18 @@ class RegionPatternRewriteDriver(GreedyPatternRewriteDriver):
             self.add_to_worklist(op)
             return True
 
+        def visit_pre_order(op: Operation) -> bool:
+            """``visit`` when the region is the scope, pushing ``op`` alone: walking down
+            from the scope, its ancestors up to it are queued already (pushing them again
+            would not move them)."""
+            if cse and is_constant_like(op) and not folder.insert_known_constant(op):
+                return False
+            self.add_single_op_to_worklist(op)
+            return True
+
         if self.config.use_top_down_traversal:
-            _walk_pre_order(self.region, visit)
+            _walk_pre_order(self.region,
+                            visit_pre_order if self.config.scope is self.region else visit)
             self.worklist.reverse()
         else:
             _walk_post_order(self.region, visit)

@@ -90,6 +90,19 @@ def test_nested_ops_follow_their_parent_in_pre_order():
                     "stablehlo.negate", "func.return"]
 
 
+def test_top_down_in_a_region_under_the_scope_also_queues_the_ancestors_up_to_it():
+    from dataclasses import replace
+
+    m = module(CHAIN)
+    func = m.regions[0].blocks[0].first_op
+    seen: list[str] = []
+    apply_patterns_greedily(func.regions[0], [recorder(seen)],
+                            replace(NO_CLEANUP, scope=m.regions[0]))
+    # pushing abs pushes func.func right after it; the reversal puts it after abs
+    assert seen == ["stablehlo.abs", "func.func", "stablehlo.negate", "stablehlo.sine",
+                    "func.return"]
+
+
 # -- trivially dead ops ---------------------------------------------------------------------
 
 def test_dead_pure_chain_is_erased_and_side_effects_kept():
