@@ -133,7 +133,7 @@ class Propagator:
         self.direction = direction
         self.conservative = conservative
         self.ctx = ctx
-        self.users = self._symbol_users(module)
+        self._users: dict[str, list[Operation]] | None = None  # built on first use
         # the pass's SourceShardingHandler when a debug option is on, else None
         self.debug = getattr(ctx, "sharding_debug", None)
         self.provenance = _provenance_log(ctx, pass_name, self.factor_propagation)
@@ -149,6 +149,14 @@ class Propagator:
         self._no_rule: set[Operation] = set()
         self._rewriter: PatternRewriter | None = None
         self._current: Operation | None = None
+
+    @property
+    def users(self) -> dict[str, list[Operation]]:
+        """:meth:`_symbol_users` of the module, built when a step first asks (many rounds
+        of op-priority propagation change no returned value and ask nothing)."""
+        if self._users is None:
+            self._users = self._symbol_users(self.module)
+        return self._users
 
     @staticmethod
     def _symbol_users(module: Operation) -> dict[str, list[Operation]]:
