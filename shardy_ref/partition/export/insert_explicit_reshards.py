@@ -167,7 +167,7 @@ class Inserter:
         """Upstream ``processOp``: in the full version, reshard operands and results to the
         common axes per factor (returned); else only the dot special case."""
         if not on_full:
-            if op.name in ("stablehlo.dot", "stablehlo.dot_general"):
+            if op.name in _DOTS:
                 _process_dot(op, projection, out_shardings, rule, mesh_name, mesh)
             return None
         update = projection.tensors_containing_overflow_axes()
@@ -360,6 +360,8 @@ class Inserter:
             if on_full and not op.operands:
                 self.unreduce_constant(op, out_shardings)
             return
+        if not on_full and not _minimal_version_acts_on(op):
+            return  # what follows would find a mesh and project, then change nothing
         kind = reduction_kind(op)
         rule = _replicate_reduction_factors_if_unsummable(rule, kind)
         found = self.get_mesh(in_shardings, out_shardings)
@@ -372,6 +374,14 @@ class Inserter:
                                  mesh, on_full)
         self.all_reduces_for_reduction_factors(op, projection, common, rule, mesh_name, mesh,
                                                kind)
+
+
+def _minimal_version_acts_on(op: Operation) -> bool:
+    """Whether the minimal version (not :func:`_is_on_full_version`) may change anything
+    for ``op``: :meth:`Inserter.process_op` only handles dots there, and
+    :meth:`Inserter.all_reduces_for_reduction_factors` only a first result with unreduced
+    axes."""
+    return op.name in _DOTS or bool(op.results and _unreduced(get_sharding(op.results[0])))
 
 
 def _replicate_reduction_factors_if_unsummable(rule: OpShardingRule,
@@ -435,6 +445,9 @@ def _redistribute(tensor, mapping, factor_sizes, mesh: Mesh, all_axes) -> None:
     for f, new in zip(factors, flat, strict=True):
         tensor.factor_index_to_sharding[f].axis_refs = new.axis_refs
         tensor.factor_index_to_sharding[f].overflow_axes = new.overflow_axes
+
+
+_DOTS = ("stablehlo.dot", "stablehlo.dot_general")
 
 
 def _unreduced(sharding: TensorSharding | None):
