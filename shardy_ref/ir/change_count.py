@@ -59,27 +59,38 @@ def touch_users(value) -> None:
         use.owner._stamp += 1
 
 
+def is_discardable(name: str) -> bool:
+    """Whether an attribute named ``name`` is discardable (a dialect's, ``sdy.sharding``):
+    only the dialect's own check of it reads it, never the op's other checks nor its
+    users' (those read the inherent attributes, e.g. a constant's ``value``)."""
+    return "." in name
+
+
 class Attributes(dict):
     """An op's attribute dictionary: a dict whose every change is counted
-    (:func:`change_count`) and stamps its op (:func:`touch`); reading it costs what
-    reading a dict costs."""
+    (:func:`change_count`) and stamps its op: a change of a discardable attribute moves
+    ``op._dstamp``, any other :func:`touch` es it; reading it costs what reading a dict
+    costs."""
 
     __slots__ = ("_owner",)  # the op it belongs to (None: none)
 
-    def _changed(self) -> None:
+    def _changed(self, key=None) -> None:
+        """Count a change of the attribute ``key`` (None: of some attributes)."""
         CONTENT[0] += 1
         owner = getattr(self, "_owner", None)
         if owner is not None:
-            touch(owner)
+            owner._dstamp += 1
+            if key is None or not is_discardable(key):
+                touch(owner)
 
     def __setitem__(self, key, value):
         old = dict.get(self, key, _ABSENT)
         if old is not value and (old is _ABSENT or old != value):  # equal: the same IR
-            self._changed()
+            self._changed(key)
         dict.__setitem__(self, key, value)
 
     def __delitem__(self, key):
-        self._changed()
+        self._changed(key)
         dict.__delitem__(self, key)
 
     def __ior__(self, other):
@@ -88,7 +99,7 @@ class Attributes(dict):
 
     def pop(self, key, *default):
         if key in self:
-            self._changed()
+            self._changed(key)
         return dict.pop(self, key, *default)
 
     def popitem(self):
@@ -97,7 +108,7 @@ class Attributes(dict):
 
     def setdefault(self, key, default=None):
         if key not in self:
-            self._changed()
+            self._changed(key)
         return dict.setdefault(self, key, default)
 
     def update(self, *args, **kwargs):

@@ -168,6 +168,7 @@ class Operation:
 
     __slots__ = (
         "__weakref__",
+        "_dstamp",
         "_next",
         "_operands",
         "_prev",
@@ -193,8 +194,10 @@ class Operation:
         self.results = [OpResult(t, self, i) for i, t in enumerate(result_types)]
         self.attributes: dict[str, Attribute] = Attributes(attributes or ())
         self.attributes._owner = self
-        # moved by every change of what this op's own checks read (change_count.touch)
+        # moved by every change of what this op's own checks read (change_count.touch),
+        # but for its discardable attributes, which move _dstamp (change_count.Attributes)
         self._stamp = 0
+        self._dstamp = 0
         self.properties = properties
         self.regions: list[Region] = []
         for r in regions:

@@ -338,6 +338,54 @@ def test_an_edit_moves_the_stamps_of_the_ops_whose_checks_read_it(edit):
     assert [i for i, op in enumerate(ops) if op._stamp != before[i]] == list(moved)
 
 
+# edits of discardable attributes of the IOTA module -> the ops whose _dstamp they move
+# (and no op's _stamp: only the dialect's check of the attribute reads it)
+DISCARDABLE = {
+    "constant's sharding set": (lambda c, i, a: c.set_attr("sdy.sharding", StringAttr("y")),
+                                (0,)),
+    "abs's sharding popped": (lambda c, i, a: (a.set_attr("sdy.x", StringAttr("y")),
+                                               a.attributes.pop("sdy.x")), (2,)),
+    "iota's attribute deleted": (lambda c, i, a: (i.set_attr("sdy.x", StringAttr("y")),
+                                                  i.attributes.__delitem__("sdy.x")), (1,)),
+}
+
+
+@pytest.mark.parametrize("edit", DISCARDABLE, ids=str)
+def test_a_discardable_attribute_moves_only_its_ops_discardable_stamp(edit):
+    ops = _iota_ops(parse_module(IOTA))
+    stamps = [op._stamp for op in ops]
+    dstamps = [op._dstamp for op in ops]
+    count = change_count()
+    change, moved = DISCARDABLE[edit]
+    change(*ops)
+    assert change_count() > count
+    assert [op._stamp for op in ops] == stamps
+    assert [i for i, op in enumerate(ops) if op._dstamp != dstamps[i]] == list(moved)
+
+
+def test_a_stamped_op_is_verified_again_when_its_sharding_changes(monkeypatch):
+    """The abs (memoised and stamped after the first pass) gets a sharding naming an axis
+    the mesh lacks: only its discardable stamp moved, and its sharding is checked."""
+    from shardy_ref.ir.sdy_sharding import TensorShardingPerValue
+    from shardy_ref.ir.verify import verify_module
+    from shardy_ref.parser import parse_attribute
+    from shardy_ref.pass_manager import PASSES, PassContext, PassManager, parse_pipeline
+
+    class _Shard(Pass):
+        NAME = "test-shard"
+
+        def run(self, op, ctx):
+            sharding = parse_attribute('#sdy.sharding_per_value<[<@mesh, [{"y"}]>]>')
+            assert isinstance(sharding, TensorShardingPerValue)
+            _ops(op)[1].set_attr("sdy.sharding", sharding)
+
+    monkeypatch.setitem(PASSES, "test-touch", _Touch)
+    monkeypatch.setitem(PASSES, "test-shard", _Shard)
+    with pytest.raises(VerifyError, match="unknown axis name"):
+        PassManager(parse_pipeline("test-touch,test-shard"),
+                    verify=verify_module).run(parse_module(MODULE), PassContext())
+
+
 @pytest.mark.parametrize("pipeline", ["test-shrink", "test-touch-abs,test-shrink"])
 def test_a_memoised_op_is_verified_again_when_an_operand_it_reads_changes(pipeline,
                                                                           monkeypatch):

@@ -26,7 +26,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 
-from shardy_ref.ir.change_count import change_count, cross_checking, structure_count
+from shardy_ref.ir.change_count import (
+    change_count,
+    cross_checking,
+    is_discardable,
+    structure_count,
+)
 from shardy_ref.ir.diagnostics import Diagnostic, VerifyError
 from shardy_ref.ir.operation import Operation, OpResult
 
@@ -393,7 +398,7 @@ _MEMO_ATTRS = frozenset({"sdy.sharding", "sdy.sharding_rule"})
 _BASE = object()  # key of an op's memo entry holding the inputs its successes are under
 
 
-_STAMPED = object()  # key of an op's memo entry: (its stamp, block key) when all passed
+_STAMPED = object()  # key of an op's memo entry: (its stamps, block key) when all passed
 
 
 def _verify_op_memoised(op: Operation, ctx: VerifyContext) -> None:
@@ -404,10 +409,12 @@ def _verify_op_memoised(op: Operation, ctx: VerifyContext) -> None:
     invariants are skipped only for ops outside the sdy dialect (whose collectives read
     their operand's sharding).
 
-    When every check of ``op`` is memoised and passed, the op's stamp is kept too: while
-    neither it (moved by any change of the op, of its operands' types or of their defining
-    ops' attributes: :func:`~shardy_ref.ir.change_count.touch`) nor the block key changes,
-    the op is not looked at again."""
+    When every check of ``op`` is memoised and passed, the op's stamps are kept too: while
+    neither its stamp (moved by any change of the op, of its operands' types or of their
+    defining ops' inherent attributes: :func:`~shardy_ref.ir.change_count.touch`) nor the
+    block key changes, the op is not looked at again, but for the checks of its
+    discardable attributes when they changed (``op._dstamp`` moved: ``sdy.sharding`` set
+    by propagation, ``sdy.sharding_rule`` dropped)."""
     memo = ctx.memo
     block_key = _memo_block_key(op, ctx) if memo is not None else None
     if block_key is None:
@@ -416,6 +423,11 @@ def _verify_op_memoised(op: Operation, ctx: VerifyContext) -> None:
     passed = memo.get(op)
     stamped = passed.get(_STAMPED) if passed is not None else None
     if stamped is not None and stamped[0] == op._stamp and stamped[1] == block_key:
+        if stamped[2] != op._dstamp:  # only discardable attributes changed
+            if not _verify_discardable(op, ctx, passed):
+                del passed[_STAMPED]  # one must run every time: the long way next time
+                return
+            passed[_STAMPED] = (op._stamp, block_key, op._dstamp)
         if ctx.cross_check:
             _check_nothing_to_verify(op, ctx, passed, block_key)
         return
@@ -423,7 +435,7 @@ def _verify_op_memoised(op: Operation, ctx: VerifyContext) -> None:
     if passed is None or passed[_BASE] != base:  # every entry is a success under base
         passed = memo[op] = {_BASE: base}
     if _verify_memoised_checks(op, ctx, passed):
-        passed[_STAMPED] = (op._stamp, block_key)
+        passed[_STAMPED] = (op._stamp, block_key, op._dstamp)
 
 
 def _memo_base(op: Operation, block_key: tuple) -> tuple:
@@ -440,7 +452,8 @@ def _check_nothing_to_verify(op: Operation, ctx: VerifyContext, passed: dict,
     inputs of its last success, so every memoised check would have been skipped too."""
     from shardy_ref.ir.operation import IRError
 
-    inherent = [(name, attr) for name, attr in op.attributes.items() if "." not in name]
+    inherent = [(name, attr) for name, attr in op.attributes.items()
+                if not is_discardable(name)]
     same = passed[_BASE] == _memo_base(op, block_key) and all(
         passed.get(name) == attr for name, attr in op.attributes.items()
         if name in ATTR_VERIFIERS) and (
@@ -453,11 +466,29 @@ def _check_nothing_to_verify(op: Operation, ctx: VerifyContext, passed: dict,
 def _verify_memoised_checks(op: Operation, ctx: VerifyContext, passed: dict) -> bool:
     """The checks of ``op`` whose inputs (under ``passed[_BASE]``) differ from their last
     success's; whether all of them are memoised (none must run every time)."""
+    inherent: list[tuple[str, object]] = []
+    all_memoised = _verify_discardable(op, ctx, passed, inherent)
+    checks = OP_VERIFIERS.get(op.name)
+    if checks:
+        key = _invariants_key(op, inherent)
+        if key is None or passed.get(None) != key:
+            for check in checks:
+                check(op, ctx)
+            passed[None] = key
+        all_memoised = all_memoised and key is not None
+    return all_memoised
+
+
+def _verify_discardable(op: Operation, ctx: VerifyContext, passed: dict,
+                        inherent: list | None = None) -> bool:
+    """The checks of ``op``'s discardable attributes whose inputs (the attribute, under
+    ``passed[_BASE]``) differ from their last success's, collecting the inherent
+    attributes into ``inherent`` if given; whether all of them are memoised."""
     all_memoised = True
-    inherent = []
     for name, attr in op.attributes.items():
-        if "." not in name:
-            inherent.append((name, attr))
+        if not is_discardable(name):
+            if inherent is not None:
+                inherent.append((name, attr))
             continue
         check = ATTR_VERIFIERS.get(name)
         if check is None:
@@ -466,14 +497,6 @@ def _verify_memoised_checks(op: Operation, ctx: VerifyContext, passed: dict) -> 
         if key is None or passed.get(name) != key:
             check(op, attr, ctx)
             passed[name] = key
-        all_memoised = all_memoised and key is not None
-    checks = OP_VERIFIERS.get(op.name)
-    if checks:
-        key = _invariants_key(op, inherent)
-        if key is None or passed.get(None) != key:
-            for check in checks:
-                check(op, ctx)
-            passed[None] = key
         all_memoised = all_memoised and key is not None
     return all_memoised
 
