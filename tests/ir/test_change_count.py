@@ -550,3 +550,95 @@ def test_cross_checking_catches_a_change_of_a_verified_function_the_count_missed
     monkeypatch.setenv("SHARDY_REF_CROSS_CHECK_CHANGES", "1")
     with pytest.raises(IRError, match=r"'func\.func' changed without the change count moving"):
         _walked_roots("func.func(test-touch-any),test-rename-any", monkeypatch)
+
+
+# --- region ops and terminators: all their checks memoised under one key ------------------
+
+REDUCE = """func.func @main(%arg0: tensor<8x4xf32>) -> tensor<8xf32> {
+  %c = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %0 = stablehlo.reduce(%arg0 init: %c) applies stablehlo.add across dimensions = [1]
+      : (tensor<8x4xf32>, tensor<f32>) -> tensor<8xf32>
+  %1 = stablehlo.abs %0 : tensor<8xf32>
+  return %1 : tensor<8xf32>
+}
+"""
+
+
+class _TouchAbsAny(Pass):
+    """Sets a new attribute on the first ``stablehlo.abs``: the reduce and the returns
+    are left alone."""
+    NAME = "test-touch-abs-any"
+    ANCHOR = "any"
+
+    def run(self, op, ctx):
+        next(o for o in op.walk() if o.name == "stablehlo.abs").set_attr(
+            "x", StringAttr(str(change_count())))
+
+
+def _run_reduce(pipeline: str, monkeypatch, passes=()) -> list[str]:
+    """Run ``pipeline`` on REDUCE; the names of the ops whose own checks ran."""
+    from shardy_ref.ir import verify
+    from shardy_ref.pass_manager import PASSES, PassContext, PassManager, parse_pipeline
+
+    checked: list[str] = []
+    verify_op = verify.verify_op
+
+    def recording(op, ctx):
+        checked.append(op.name)
+        verify_op(op, ctx)
+
+    monkeypatch.setattr(verify, "verify_op", recording)
+    monkeypatch.setitem(PASSES, "test-touch-abs-any", _TouchAbsAny)
+    for p in passes:
+        monkeypatch.setitem(PASSES, p.NAME, p)
+    PassManager(parse_pipeline(pipeline), verify=verify.verify_module).run(
+        parse_module(REDUCE), PassContext())
+    return checked
+
+
+def test_a_region_op_and_its_body_are_not_checked_again_when_nothing_of_them_changed(
+        monkeypatch):
+    monkeypatch.setenv("SHARDY_REF_CROSS_CHECK_CHANGES", "0")
+    checked = _run_reduce("test-touch-abs-any,test-touch-abs-any", monkeypatch)
+    assert checked.count("stablehlo.reduce") == 1
+    assert checked.count("stablehlo.return") == 1
+
+
+class _RetypeBody(Pass):
+    """Makes the reduce's body an i32 add: consistent in itself, not with the reduce."""
+    NAME = "test-retype-body"
+
+    def run(self, op, ctx):
+        from shardy_ref.ir.types import IntegerType
+
+        reduce = next(o for o in op.walk() if o.name == "stablehlo.reduce")
+        i32 = RankedTensorType((), IntegerType(32))
+        block = reduce.regions[0].blocks[0]
+        for arg in block.args:
+            arg.type = i32
+        block.first_op.results[0].type = i32
+
+
+class _RetypeFunc(Pass):
+    """Gives the function a result type its return does not return."""
+    NAME = "test-retype-func"
+
+    def run(self, op, ctx):
+        from shardy_ref.ir.builtin_attrs import TypeAttr
+        from shardy_ref.ir.types import FunctionType
+
+        func = _func(op)
+        old = func.attributes["function_type"].value
+        func.set_attr("function_type", TypeAttr(FunctionType(
+            old.inputs, (RankedTensorType((4,), old.results[0].element_type),))))
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (_RetypeBody, "reduction|type"),
+    (_RetypeFunc, "doesn't match function result type")])
+def test_a_region_op_or_terminator_is_checked_again_when_what_it_reads_changed(
+        edit, message, monkeypatch):
+    """After a first verify memoised the reduce and both returns: its body changes (only
+    ops nested in it move their stamps), or the function the return ends does."""
+    with pytest.raises(VerifyError, match=message):
+        _run_reduce(f"test-touch-abs-any,{edit.NAME}", monkeypatch, [edit])

@@ -165,6 +165,9 @@ class VerifyContext:
         # root -> (the change count when it last passed as the verified root, its snapshot
         # when cross-checking), while a pipeline runs (None: no pipeline)
         self._roots: dict[Operation, tuple] | None = _pipeline_memo("verified roots")
+        # region op or terminator -> the key all its checks last passed under
+        # (_whole_op_key), while a pipeline runs (None: no pipeline)
+        self.whole_ops: dict[Operation, tuple] | None = _pipeline_memo("verified whole ops")
 
     def verified_now(self, op: Operation) -> bool:
         """Whether ``op`` (isolated from above) passed a verify, as its root or walked on its
@@ -368,28 +371,133 @@ def _walk(root: Operation, ctx: VerifyContext, deferred: list[Operation]) -> Non
 def _visit(op: Operation, ctx: VerifyContext, deferred: list[Operation]) -> Iterator[Operation]:
     """``op`` on entry, each nested op to walk (yielded; nested ops isolated from above are
     deferred, ops without regions verified here), each block on entry and exit, then
-    ``op`` on exit."""
+    ``op`` on exit. Nothing if all of it passed under its :func:`_whole_op_key`, which
+    holds the stamps of every op nested in it (when cross-checking, its nested ops are
+    walked, each checked against its own memo)."""
     from shardy_ref.ir.verify import core
 
-    _verify_op_memoised(op, ctx)
+    key = _whole_op_key(op, ctx)
+    passed = key is not None and _passed_whole(op, key, ctx)
+    if passed and not ctx.cross_check:
+        return
+    if not passed:
+        _verify_op_memoised(op, ctx)
+    yield from _visit_regions(op, ctx, deferred)
+    if not passed:
+        _verify_on_exit(op, ctx, key)
+    if core.is_isolated(op):
+        ctx.unless_structure_verified(op, core.verify_isolated)
+
+
+def _visit_regions(op: Operation, ctx: VerifyContext,
+                   deferred: list[Operation]) -> Iterator[Operation]:
+    """The blocks of ``op`` on entry and exit, and the ops in them (see :func:`_visit`)."""
+    from shardy_ref.ir.verify import core
+
     for region in op.regions:
         for block in region.blocks:
             core.verify_block_entry(block)
             for child in block:
                 if not child.regions:  # walked here: no generator for most ops
-                    _verify_op_memoised(child, ctx)
-                    for check in EXIT_VERIFIERS.get(child.name, ()):
-                        check(child, ctx)
+                    _verify_leaf(child, ctx)
                 elif core.is_isolated(child):
                     if not ctx.verified_now(child):
                         deferred.append(child)
                 else:
                     yield child
             core.verify_block_exit(block)
+
+
+def _verify_on_exit(op: Operation, ctx: VerifyContext, key: tuple | None) -> None:
+    """The checks of ``op`` on exit; then, with its :func:`_whole_op_key`, record that all
+    its checks passed."""
     for check in EXIT_VERIFIERS.get(op.name, ()):
         check(op, ctx)
-    if core.is_isolated(op):
-        ctx.unless_structure_verified(op, core.verify_isolated)
+    if key is not None:
+        ctx.whole_ops[op] = key
+
+
+def _verify_leaf(op: Operation, ctx: VerifyContext) -> None:
+    """An op without regions: its own checks and those on exit, unless it is a
+    terminator that passed them under its :func:`_whole_op_key`."""
+    key = _whole_op_key(op, ctx) if op.parent.last_op is op else None
+    if key is not None and _passed_whole(op, key, ctx):
+        return
+    _verify_op_memoised(op, ctx)
+    _verify_on_exit(op, ctx, key)
+
+
+def _whole_op_key(op: Operation, ctx: VerifyContext) -> tuple | None:
+    """For an op the memo of :func:`_verify_op_memoised` leaves out, a region op (not
+    isolated from above) or a terminator, what all its checks read: its stamps and block
+    key, a terminator's parent's stamp, and a region op's regions (blocks, their
+    arguments' types, and each nested op with its stamps); None outside a pipeline, for
+    an sdy op (its checks read its operands' shardings), an op isolated from above (a
+    root of its own: :meth:`VerifyContext.verified_now`) or one with an attribute whose
+    check always runs."""
+    from shardy_ref.ir.verify import core
+
+    block = op.parent
+    if ctx.whole_ops is None or block is None or op.dialect == "sdy" or (
+            op.regions and core.is_isolated(op)):
+        return None
+    for name in op.attributes:
+        if name in ATTR_VERIFIERS and name not in _MEMO_ATTRS:
+            return None
+    block_key = ctx.block_key(block, op)
+    if block_key is None:
+        return None
+    if not op.regions:
+        parent = block.parent_op
+        return (block_key, op._stamp, op._dstamp,
+                None if parent is None else (parent, parent._stamp))
+    signature = _regions_signature(op)
+    return None if signature is None else (block_key, op._stamp, op._dstamp, signature)
+
+
+def _regions_signature(op: Operation) -> tuple | None:
+    """The regions of ``op`` as its checks and those of the ops in them may read them: per
+    region its blocks, per block its arguments' types and its ops with their stamps,
+    nested ops' regions alike; None if an op isolated from above is nested (verified as
+    a root of its own, after the walk)."""
+    from shardy_ref.ir.verify import core
+
+    signature: list = []
+    pending = [op]
+    while pending:
+        current = pending.pop()
+        for region in current.regions:
+            signature.append(len(region.blocks))
+            for block in region.blocks:
+                signature.append(block)
+                signature.append(tuple([a.type for a in block.args]))
+                for nested in block:
+                    signature.append(nested)
+                    signature.append(nested._stamp)
+                    signature.append(nested._dstamp)
+                    if nested.regions:
+                        if core.is_isolated(nested):
+                            return None
+                        pending.append(nested)
+    return tuple(signature)
+
+
+def _passed_whole(op: Operation, key: tuple, ctx: VerifyContext) -> bool:
+    """Whether all checks of ``op`` passed under ``key`` in the running pipeline; when
+    cross-checking they run anyway, and failing means a change no stamp saw."""
+    if ctx.whole_ops.get(op) != key:
+        return False
+    if ctx.cross_check:
+        from shardy_ref.ir.operation import IRError
+
+        try:
+            verify_op(op, ctx)
+            for check in EXIT_VERIFIERS.get(op.name, ()):
+                check(op, ctx)
+        except VerifyError as e:
+            raise IRError(f"'{op.name}' changed without its stamps moving: a change made "
+                          "outside the IR API") from e
+    return True
 
 
 # the discardable attributes whose checks read nothing beyond the op's names, values,
