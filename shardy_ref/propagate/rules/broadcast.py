@@ -17,7 +17,7 @@ from shardy_ref.propagate.rules.builder import (
 from shardy_ref.propagate.rules.registry import rule
 
 
-@rule("stablehlo.broadcast_in_dim")
+@rule("stablehlo.broadcast_in_dim", op_local=True)
 def broadcast_in_dim_rule(op: Operation, _conservative: bool) -> OpShardingRule:
     """Each result dimension is a factor, shared with the operand dimension mapped to it
     unless that one has size 1 and is expanded (it then gets its own size-1 factor)."""
@@ -72,7 +72,7 @@ def concatenate_rule(op: Operation, conservative: bool) -> OpShardingRule:
         factor_type).build()
 
 
-@rule("stablehlo.transpose")
+@rule("stablehlo.transpose", op_local=True)
 def transpose_rule(op: Operation, _conservative: bool) -> OpShardingRule:
     """Result dimension ``i`` and operand dimension ``permutation[i]`` share a factor."""
     builder = OpShardingRuleBuilder.for_op(op)

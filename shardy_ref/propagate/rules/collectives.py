@@ -21,7 +21,7 @@ _NEED_REPLICATION = FactorType.NEED_REPLICATION
 
 
 @rule("stablehlo.all_reduce", "stablehlo.collective_broadcast",
-      "stablehlo.collective_permute", "stablehlo.cross-replica-sum")
+      "stablehlo.collective_permute", "stablehlo.cross-replica-sum", op_local=True)
 def pointwise_collective_rule(op: Operation, _conservative: bool) -> OpShardingRule | None:
     return OpShardingRuleBuilder.build_pointwise(op)
 
@@ -39,17 +39,17 @@ def _replicated_dim_rule(op: Operation, dims: tuple[int, ...]) -> OpShardingRule
     return builder.build()
 
 
-@rule("stablehlo.all_gather")
+@rule("stablehlo.all_gather", op_local=True)
 def all_gather_rule(op: Operation, _conservative: bool) -> OpShardingRule:
     return _replicated_dim_rule(op, (int_attr(op, "all_gather_dim"),))
 
 
-@rule("stablehlo.all_to_all")
+@rule("stablehlo.all_to_all", op_local=True)
 def all_to_all_rule(op: Operation, _conservative: bool) -> OpShardingRule:
     return _replicated_dim_rule(op, (int_attr(op, "split_dimension"),
                                      int_attr(op, "concat_dimension")))
 
 
-@rule("stablehlo.reduce_scatter")
+@rule("stablehlo.reduce_scatter", op_local=True)
 def reduce_scatter_rule(op: Operation, _conservative: bool) -> OpShardingRule:
     return _replicated_dim_rule(op, (int_attr(op, "scatter_dimension"),))

@@ -18,7 +18,7 @@ from shardy_ref.propagate.rules.builder import (
 from shardy_ref.propagate.rules.registry import rule
 
 
-@rule("stablehlo.dot")
+@rule("stablehlo.dot", op_local=True)
 def dot_rule(op: Operation, _conservative: bool) -> OpShardingRule:
     """Vector/matrix dot: non-contracting lhs dim 0 and rhs dim 1 (of matrices), then the
     contracting dimension as a reduction factor."""
@@ -33,7 +33,7 @@ def dot_rule(op: Operation, _conservative: bool) -> OpShardingRule:
     return builder.build()
 
 
-@rule("stablehlo.dot_general")
+@rule("stablehlo.dot_general", op_local=True)
 def dot_general_rule(op: Operation, _conservative: bool) -> OpShardingRule:
     """Batching dims, lhs then rhs free dims (in result order), then the contracting dims
     as reduction factors."""
@@ -85,7 +85,7 @@ def _add_spatial_factors(builder: OpShardingRuleBuilder, nums: ConvDimensionNumb
             remaining //= size
 
 
-@rule("stablehlo.convolution")
+@rule("stablehlo.convolution", op_local=True)
 def convolution_rule(op: Operation, conservative: bool) -> OpShardingRule:
     """Batch groups, per-group batch, spatial factors (not in conservative mode), feature
     groups, the per-group input feature reduction and the output feature factor."""

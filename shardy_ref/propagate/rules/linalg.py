@@ -17,7 +17,7 @@ from shardy_ref.propagate.rules.builder import (
 from shardy_ref.propagate.rules.registry import rule
 
 
-@rule("stablehlo.bitcast_convert")
+@rule("stablehlo.bitcast_convert", op_local=True)
 def bitcast_convert_rule(op: Operation, _conservative: bool) -> OpShardingRule:
     """Pointwise over the shorter shape; the extra innermost dimension of the shape with the
     smaller element bit width needs replication."""
@@ -34,7 +34,7 @@ def bitcast_convert_rule(op: Operation, _conservative: bool) -> OpShardingRule:
     return builder.build()
 
 
-@rule("stablehlo.batch_norm_inference")
+@rule("stablehlo.batch_norm_inference", op_local=True)
 def batch_norm_inference_rule(op: Operation, _conservative: bool) -> OpShardingRule:
     """Operands ``(operand, scale, offset, mean, variance)``: every operand dimension maps to
     the result; the feature dimension is also the only dimension of the 1-D operands."""
@@ -47,7 +47,7 @@ def batch_norm_inference_rule(op: Operation, _conservative: bool) -> OpShardingR
     return builder.build()
 
 
-@rule("stablehlo.cholesky")
+@rule("stablehlo.cholesky", op_local=True)
 def cholesky_rule(op: Operation, _conservative: bool) -> OpShardingRule:
     """The leading dimensions are batch dimensions; the last two (the decomposed matrix)
     need replication."""
@@ -58,7 +58,7 @@ def cholesky_rule(op: Operation, _conservative: bool) -> OpShardingRule:
                             else FactorType.NEED_REPLICATION)).build()
 
 
-@rule("stablehlo.fft")
+@rule("stablehlo.fft", op_local=True)
 def fft_rule(op: Operation, _conservative: bool) -> OpShardingRule:
     """Non-fft (leading) dimensions are batch dimensions; fft dimensions need replication,
     and propagation is blocked along the last one when the op truncates or expands it
@@ -78,7 +78,7 @@ def fft_rule(op: Operation, _conservative: bool) -> OpShardingRule:
     return builder.build()
 
 
-@rule("stablehlo.rng_bit_generator")
+@rule("stablehlo.rng_bit_generator", op_local=True)
 def rng_bit_generator_rule(op: Operation, _conservative: bool) -> OpShardingRule:
     """Results ``(output_state, output)``. The initial and output states must be replicated
     and shardings must not propagate between them; the output has its own factors."""
@@ -91,7 +91,7 @@ def rng_bit_generator_rule(op: Operation, _conservative: bool) -> OpShardingRule
     return builder.build()
 
 
-@rule("stablehlo.triangular_solve")
+@rule("stablehlo.triangular_solve", op_local=True)
 def triangular_solve_rule(op: Operation, _conservative: bool) -> OpShardingRule:
     """Operands ``(a, b)``. Leading dimensions are batch dimensions; the equation is
     ``op(a) @ x = b`` (``left_side``) or ``x @ op(a) = b``, and its non-contracting and

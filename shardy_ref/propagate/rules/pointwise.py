@@ -24,20 +24,20 @@ POINTWISE_OPS = tuple(name for name in ops_with_trait("Elementwise", "stablehlo"
 CHLO_POINTWISE_OPS = tuple(n for n in CHLO_UNARY + CHLO_BINARY if n != "chlo._asin_acos_kernel")
 
 
-@rule("sdy.sharding_constraint", *POINTWISE_OPS)
+@rule("sdy.sharding_constraint", *POINTWISE_OPS, op_local=True)
 def pointwise_rule(op: Operation, _conservative: bool) -> OpShardingRule | None:
     """Upstream ``OpShardingRuleBuilder::buildPointwise``."""
     return OpShardingRuleBuilder.build_pointwise(op)
 
 
-@rule("stablehlo.clamp")
+@rule("stablehlo.clamp", op_local=True)
 def clamp_rule(op: Operation, _conservative: bool) -> OpShardingRule:
     """Pointwise over ``operand``'s shape; scalar ``min``/``max`` are left unmapped."""
     return OpShardingRuleBuilder.for_op(op).add_pointwise(
         tensor_shape(op.operands[1].type)).build()
 
 
-@rule("stablehlo.select")
+@rule("stablehlo.select", op_local=True)
 def select_rule(op: Operation, _conservative: bool) -> OpShardingRule:
     """Pointwise over the result's shape; a scalar ``pred`` is broadcast, so unmapped."""
     return OpShardingRuleBuilder.for_op(op).add_pointwise(

@@ -39,7 +39,7 @@ def is_window_passthrough_dim(padding: Sequence[int], window_dimensions: Sequenc
             and (not window_dimensions or window_dimensions[dim] == 1))
 
 
-@rule("stablehlo.reduce")
+@rule("stablehlo.reduce", op_local=True)
 def reduce_rule(op: Operation, _conservative: bool) -> OpShardingRule:
     """Operands ``(inputs..., init_values...)``. A reduced dimension is a reduction factor of
     the inputs only; any other dimension maps the inputs to the next result dimension. The
@@ -60,7 +60,7 @@ def reduce_rule(op: Operation, _conservative: bool) -> OpShardingRule:
     return builder.build()
 
 
-@rule("stablehlo.reduce_window")
+@rule("stablehlo.reduce_window", op_local=True)
 def reduce_window_rule(op: Operation, conservative: bool) -> OpShardingRule:
     """One factor per result dimension (its size is the number of windows along it):
     pass-through for a 1-1 dimension, otherwise a permutation factor, blocked in
@@ -79,7 +79,7 @@ def reduce_window_rule(op: Operation, conservative: bool) -> OpShardingRule:
         lambda t: conservative and t == FactorType.PERMUTATION).build()
 
 
-@rule("stablehlo.select_and_scatter")
+@rule("stablehlo.select_and_scatter", op_local=True)
 def select_and_scatter_rule(op: Operation, conservative: bool) -> OpShardingRule:
     """Operands ``(operand, source, init_value)``. A 1-1 dimension is one pointwise factor;
     otherwise the source dimension (number of windows) needs replication and the operand
@@ -100,7 +100,7 @@ def select_and_scatter_rule(op: Operation, conservative: bool) -> OpShardingRule
     return builder.build()
 
 
-@rule("stablehlo.sort")
+@rule("stablehlo.sort", op_local=True)
 def sort_rule(op: Operation, _conservative: bool) -> OpShardingRule:
     """Pointwise; the sort dimension needs replication, and is blocked when every other
     dimension has size 1 (nothing else could be sharded). ``dimension`` defaults to -1,

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from shardy_ref.ir.change_count import cross_checking, is_discardable
 from shardy_ref.ir.constants import SHARDING_RULE_ATTR
 from shardy_ref.ir.opdefs import op_def
-from shardy_ref.ir.operation import Operation
+from shardy_ref.ir.operation import IRError, Operation
+from shardy_ref.ir.run_memo import pipeline_memo
 from shardy_ref.ir.sdy_rules import OpShardingRule
 from shardy_ref.pass_manager import running_pass_context
 
@@ -22,6 +24,10 @@ RuleFn = Callable[[Operation, bool], "OpShardingRule | None"]
 null ``OpShardingRuleAttr``)."""
 
 RULES: dict[str, RuleFn] = {}
+# the rule functions that read nothing of the op but its name, operand and result types,
+# inherent attributes and properties (not its neighbours, regions or uses): equal ops get
+# one shared rule while a pipeline runs (``_shared_rule``)
+OP_LOCAL_RULES: set[RuleFn] = set()
 
 # Ops upstream deliberately gives no rule: handled separately (while, case, named and
 # manual computations, data-flow edges...) or nothing to propagate (constants, tokens).
@@ -33,13 +39,16 @@ NO_RULE_OPS = frozenset("""
     stablehlo.iota stablehlo.outfeed stablehlo.optimization_barrier stablehlo.partition_id
     stablehlo.recv stablehlo.send stablehlo.while""".split())
 
-def rule(*op_names: str) -> Callable[[RuleFn], RuleFn]:
-    """Decorator registering a rule function for each of ``op_names`` (upstream names)."""
+def rule(*op_names: str, op_local: bool = False) -> Callable[[RuleFn], RuleFn]:
+    """Decorator registering a rule function for each of ``op_names`` (upstream names);
+    ``op_local``: it reads only what :data:`OP_LOCAL_RULES` says."""
     def register(fn: RuleFn) -> RuleFn:
         for name in op_names:
             if name in RULES:
                 raise ValueError(f"two sharding rules registered for '{name}'")
             RULES[name] = fn
+        if op_local:
+            OP_LOCAL_RULES.add(fn)
         return fn
     return register
 
@@ -100,6 +109,8 @@ def create_op_sharding_rule(op: Operation, conservative: bool = False,
         fn = pointwise_rule if op.name in CHLO_POINTWISE_OPS else None
     if fn is not None:
         try:
+            if fn in OP_LOCAL_RULES:
+                return _shared_rule(fn, op, conservative)
             return fn(op, conservative)
         except UnknownToRegistry as unknown:
             _warn_once(ctx, op, unknown.message, unknown.once_key)
@@ -111,6 +122,32 @@ def create_op_sharding_rule(op: Operation, conservative: bool = False,
         return None
     _warn_once(ctx, op, f"op '{op.name}' is unknown to SDY sharding rule registry", "op")
     return None
+
+
+_MISSING = object()
+
+
+def _shared_rule(fn: RuleFn, op: Operation, conservative: bool) -> OpShardingRule | None:
+    """``fn(op, conservative)`` for an op-local rule function, shared by the ops of equal
+    name, types, inherent attributes and properties while a pipeline runs (rules are
+    immutable; a transformer's layers repeat theirs). When cross-checking, a shared rule
+    is built again and must be equal."""
+    memo = pipeline_memo("op-local sharding rules")
+    if memo is None:
+        return fn(op, conservative)
+    key = (fn, op.name, conservative, tuple(op.operand_types), tuple(op.result_types),
+           tuple([item for item in op.attributes.items() if not is_discardable(item[0])]),
+           op.properties)
+    try:
+        shared = memo.get(key, _MISSING)
+    except TypeError:  # an unhashable attribute (a dense array): built for this op alone
+        return fn(op, conservative)
+    if shared is _MISSING:
+        shared = memo[key] = fn(op, conservative)
+    elif cross_checking() and fn(op, conservative) != shared:
+        raise IRError(f"the sharding rule of '{op.name}' read more than the op: "
+                      "it may not be shared")
+    return shared
 
 
 def _legalized_chlo() -> bool:

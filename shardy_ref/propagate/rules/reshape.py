@@ -88,7 +88,7 @@ class _ReshapeWalk:
             self.step()
 
 
-@rule("stablehlo.reshape")
+@rule("stablehlo.reshape", op_local=True)
 def reshape_rule(op: Operation, _conservative: bool) -> OpShardingRule | None:
     """The gcd walk; no rule when the tensor has no elements (the walk cannot handle a
     size-0 dimension, and there is nothing to propagate)."""

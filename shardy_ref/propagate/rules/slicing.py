@@ -22,7 +22,7 @@ CONSTANT_LIKE_OPS = frozenset((*ops_with_trait("ConstantLike"), "mhlo.constant",
                                "sdy.constant"))
 
 
-@rule("stablehlo.slice")
+@rule("stablehlo.slice", op_local=True)
 def slice_rule(op: Operation, conservative: bool) -> OpShardingRule:
     """Sliced dimensions are permutation factors (the start indices are static, so the data
     can be shifted to keep them sharded), blocked in conservative mode."""
@@ -31,7 +31,7 @@ def slice_rule(op: Operation, conservative: bool) -> OpShardingRule:
         FactorType.PERMUTATION, mismatch_factor_is_blocked=conservative).build()
 
 
-@rule("stablehlo.dynamic_slice")
+@rule("stablehlo.dynamic_slice", op_local=True)
 def dynamic_slice_rule(op: Operation, _conservative: bool) -> OpShardingRule:
     """Sliced dimensions need replication and never propagate (dynamic start indices)."""
     return OpShardingRuleBuilder.for_op(op).add_pointwise_with_diff_type_for_mismatch(
@@ -69,7 +69,7 @@ def _is_constant(value: Value) -> bool:
     return defining_op is not None and defining_op.name in CONSTANT_LIKE_OPS
 
 
-@rule("stablehlo.pad")
+@rule("stablehlo.pad", op_local=True)
 def pad_rule(op: Operation, conservative: bool) -> OpShardingRule:
     """Padded dimensions are permutation factors, blocked in conservative mode; the padding
     value is a scalar."""
@@ -78,7 +78,7 @@ def pad_rule(op: Operation, conservative: bool) -> OpShardingRule:
         FactorType.PERMUTATION, mismatch_factor_is_blocked=conservative).build()
 
 
-@rule("stablehlo.reverse")
+@rule("stablehlo.reverse", op_local=True)
 def reverse_rule(op: Operation, _conservative: bool) -> OpShardingRule:
     """Reversed dimensions are permutation factors."""
     reversed_dims = tuple(op.attributes["dimensions"])

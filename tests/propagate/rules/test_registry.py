@@ -163,3 +163,59 @@ def test_conservative_option():
     out = run_pipeline(text, "func.func(sdy-populate-op-sharding-rules"
                              "{conservative-propagation=true})")
     assert "([j, i], [k, i])->([l, i]) {i=3, j=1, k=1, l=1}" in out
+
+
+T48, T82, T42 = "tensor<4x8xf32>", "tensor<8x2xf32>", "tensor<4x2xf32>"
+SIGNATURE = f"({T48}, {T82}) -> {T42}"
+DOT = f"contracting_dims = [1] x [0] : {SIGNATURE}"
+SHARED = f"""func.func @f(%a: {T48}, %b: {T82}) -> {T42} {{
+  %0 = stablehlo.abs %a : {T48}
+  %1 = stablehlo.abs %a : {T48}
+  %2 = stablehlo.abs %b : {T82}
+  %3 = stablehlo.dot_general %0, %b, {DOT}
+  %4 = stablehlo.dot_general %1, %2, {DOT}
+  %5 = stablehlo.dot_general %0, %2, contracting_dims = [1] x [0],
+      precision = [HIGHEST, DEFAULT] : {SIGNATURE}
+  return %5 : {T42}
+}}"""
+
+
+def test_op_local_rules_are_shared_by_equal_ops_while_a_pipeline_runs():
+    from shardy_ref.ir.run_memo import pipeline_memos
+
+    ops = func_ops(SHARED)
+    abs0, abs1 = ops[:2]
+    with pipeline_memos():
+        rules = [create_op_sharding_rule(op) for op in ops[:6]]
+    assert rules[0] is rules[1] and rules[0] is not rules[2]  # abs: same types, other types
+    assert rules[3] is rules[4]  # the same dot_general on other values
+    assert rules[5] is not rules[3] and rules[5] == rules[3]  # another inherent attribute
+    assert [create_op_sharding_rule(op) for op in ops[:6]] == rules  # outside: built anew
+    assert create_op_sharding_rule(abs0) is not create_op_sharding_rule(abs1)
+
+
+def test_cross_checking_catches_an_op_local_rule_that_reads_a_neighbour(monkeypatch):
+    """A rule function declared op-local that reads the op defining its operand: equal
+    ops with different neighbours would share a rule that is wrong for one of them."""
+    from shardy_ref.ir.operation import IRError
+    from shardy_ref.ir.run_memo import pipeline_memos
+    from shardy_ref.propagate.rules import registry
+
+    def neighbourly(op, conservative):
+        builder = OpShardingRuleBuilder.for_op(op)
+        definer = op.operands[0].defining_op
+        builder.add_factor_all(0, 8 if definer is None else 4)
+        return builder.build()
+
+    monkeypatch.setitem(registry.RULES, "stablehlo.negate", neighbourly)
+    monkeypatch.setattr(registry, "OP_LOCAL_RULES", {neighbourly})
+    monkeypatch.setenv("SHARDY_REF_CROSS_CHECK_CHANGES", "1")
+    ops = func_ops("""func.func @f(%a: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = stablehlo.negate %a : tensor<8xf32>
+  %1 = stablehlo.negate %0 : tensor<8xf32>
+  return %1 : tensor<8xf32>
+}""")
+    with pipeline_memos():
+        create_op_sharding_rule(ops[0])
+        with pytest.raises(IRError, match="read more than the op"):
+            create_op_sharding_rule(ops[1])
