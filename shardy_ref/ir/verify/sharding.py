@@ -35,6 +35,7 @@ from shardy_ref.ir.types import (
     UnrankedTensorType,
     VectorType,
 )
+from shardy_ref.ir.value_sharding import get_sharding
 from shardy_ref.ir.verify import (
     VerifyContext,
     attr_verifier,
@@ -509,8 +510,6 @@ def common_mesh(shardings: Iterable[TensorSharding], op: Operation, ctx: VerifyC
 def sharding_bypassing_barriers(value: Value) -> TensorSharding | None:
     """``getShardingBypassingBarriers``: the sharding of ``value``, looking through
     ``sdy.propagation_barrier`` ops."""
-    from shardy_ref.ir.value_sharding import get_sharding
-
     while isinstance(value, OpResult) and value.op.name == "sdy.propagation_barrier":
         value = value.op.operands[0]
     return get_sharding(value)
