@@ -197,3 +197,35 @@ def test_function_argument_memo_sees_type_and_mesh_changes():
         _rename_the_mesh_axis(module, FUNC_TEXT)
         memoised = _messages(collect_errors(module))
     assert memoised == _messages(collect_errors(module)) != []
+
+
+T48 = "tensor<4x8xf32>"
+RULE = "{sdy.sharding_rule = #sdy.op_sharding_rule<([i, j])->([i, j]) {i=4, j=8}>}"
+RULED = f"""func.func @f(%a: {T48}, %b: tensor<8xf32>) -> {T48} {{
+  %0 = stablehlo.abs %a {RULE} : {T48}
+  %1 = stablehlo.abs %0 {RULE} : {T48}
+  %2 = stablehlo.abs %b {RULE} : tensor<8xf32>
+  return %1 : {T48}
+}}"""
+
+
+def test_a_shared_sharding_rule_is_checked_once_per_types(monkeypatch):
+    """The three ops share one rule object (as op-local rules are shared in a pipeline):
+    the first two have the same types, checked once; the third's types do not fit it."""
+    from shardy_ref.ir.verify import rules
+
+    monkeypatch.setenv("SHARDY_REF_CROSS_CHECK_CHANGES", "0")
+    expected = _messages(collect_errors(parse_module(RULED)))
+    assert "mapping rank must match" in expected[0]
+    module = parse_module(RULED)
+    ops = [op for op in module.walk() if op.name == "stablehlo.abs"]
+    shared = ops[0].attributes["sdy.sharding_rule"]
+    for op in ops[1:]:
+        op.attributes["sdy.sharding_rule"] = shared
+    checked = []
+    check = rules.verify_op_sharding_rule
+    monkeypatch.setattr(rules, "verify_op_sharding_rule",
+                        lambda op, rule: (checked.append(op), check(op, rule)))
+    with pipeline_memos():
+        assert _messages(collect_errors(module)) == expected
+    assert checked == [ops[0], ops[2]]

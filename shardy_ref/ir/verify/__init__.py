@@ -168,6 +168,30 @@ class VerifyContext:
         # region op or terminator -> the key all its checks last passed under
         # (_whole_op_key), while a pipeline runs (None: no pipeline)
         self.whole_ops: dict[Operation, tuple] | None = _pipeline_memo("verified whole ops")
+        # (check, ids of its inputs) -> the inputs it passed on (unless_passed_before)
+        self._passed_inputs: dict[tuple, tuple] | None = _pipeline_memo("passed inputs")
+
+    def unless_passed_before(self, check: Callable[[], None], inputs: tuple) -> None:
+        """``check()``, a function of ``inputs`` alone (immutable objects: a shared
+        sharding rule and types), unless it passed on these very objects in the running
+        pipeline: ops sharing them need not check them again. When cross-checking it runs
+        anyway, and failing after a pass means the inputs were not all it read."""
+        memo = self._passed_inputs
+        if memo is None:
+            check()
+            return
+        key = (check.__code__, *map(id, inputs))
+        passed = memo.get(key)
+        if passed is None or any(a is not b for a, b in zip(passed, inputs)):
+            check()
+            memo[key] = inputs  # kept alive: their ids stay theirs
+        elif self.cross_check:
+            from shardy_ref.ir.operation import IRError
+
+            try:
+                check()
+            except VerifyError as e:
+                raise IRError("a check memoised on its inputs read more than them") from e
 
     def verified_now(self, op: Operation) -> bool:
         """Whether ``op`` (isolated from above) passed a verify, as its root or walked on its

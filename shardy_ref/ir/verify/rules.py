@@ -47,7 +47,9 @@ def verify_sharding_rule_attr(op: Operation, attr, ctx: VerifyContext) -> None:
     if not isinstance(attr, OpShardingRule):
         raise op_error(op, "should have a sharding rule attribute of type OpShardingRuleAttr "
                            f"for attr named '{SHARDING_RULE}'")
-    verify_op_sharding_rule(op, attr)
+    # the rule (shared by equal ops while a pipeline runs) and the types are all it reads
+    ctx.unless_passed_before(lambda: verify_op_sharding_rule(op, attr),
+                             (attr, *op.operand_types, None, *op.result_types))
 
 
 def verify_op_sharding_rule(op: Operation, rule: OpShardingRule) -> None:
