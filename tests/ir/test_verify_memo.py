@@ -229,3 +229,28 @@ def test_a_shared_sharding_rule_is_checked_once_per_types(monkeypatch):
     with pipeline_memos():
         assert _messages(collect_errors(module)) == expected
     assert checked == [ops[0], ops[2]]
+
+
+RESHAPES = """func.func @f(%a: tensor<8xf32>) -> (tensor<?x?xf32>, tensor<?x?xf32>) {
+  %c24 = stablehlo.constant dense<[2, 4]> : tensor<2xi64>
+  %c22 = stablehlo.constant dense<[2, 2]> : tensor<2xi64>
+  %0 = stablehlo.dynamic_reshape %a, %c24 : (tensor<8xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+  %1 = stablehlo.dynamic_reshape %a, %c22 : (tensor<8xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+  return %0, %1 : tensor<?x?xf32>, tensor<?x?xf32>
+}"""
+
+
+def test_ops_of_equal_types_share_their_checks_unless_a_constant_operand_differs(
+        monkeypatch):
+    """The two reshapes have the same types and attributes; the second's output shape, a
+    constant operand, does not fit its input: checked on its own, it fails."""
+    monkeypatch.setenv("SHARDY_REF_CROSS_CHECK_CHANGES", "0")
+    expected = _messages(collect_errors(parse_module(RESHAPES)))
+    assert "output_shape is incompatible" in expected[0]
+    module = parse_module(RESHAPES)
+    shared = {}
+    for op in module.walk():  # equal types as one object, as a parser interning them makes
+        for value in op.results:
+            value.type = shared.setdefault(value.type, value.type)
+    with pipeline_memos():
+        assert _messages(collect_errors(module)) == expected

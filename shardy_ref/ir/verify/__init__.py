@@ -33,6 +33,7 @@ from shardy_ref.ir.change_count import (
     structure_count,
 )
 from shardy_ref.ir.diagnostics import Diagnostic, VerifyError
+from shardy_ref.ir.op_traits import is_terminator
 from shardy_ref.ir.operation import Operation, OpResult
 
 # op name -> checks of the op's own invariants (phase 1)
@@ -604,11 +605,38 @@ def _verify_memoised_checks(op: Operation, ctx: VerifyContext, passed: dict) -> 
     if checks:
         key = _invariants_key(op, inherent)
         if key is None or passed.get(None) != key:
-            for check in checks:
-                check(op, ctx)
+            inputs = None if key is None else _invariants_inputs(op, inherent)
+            if inputs is None:
+                _run_checks(checks, op, ctx)
+            else:  # the same types and attributes on another op passed: so would these
+                ctx.unless_passed_before(lambda: _run_checks(checks, op, ctx), inputs)
             passed[None] = key
         all_memoised = all_memoised and key is not None
     return all_memoised
+
+
+def _run_checks(checks: list[Callable], op: Operation, ctx: VerifyContext) -> None:
+    for check in checks:
+        check(op, ctx)
+
+
+def _invariants_inputs(op: Operation, inherent: list) -> tuple | None:
+    """All that the own invariants of ``op`` (outside the sdy dialect) read, as objects
+    equal ops share (parsed types and attributes are shared): its name, properties,
+    inherent attributes, operand and result types and constant operands' values (MLIR's
+    ``matchInts``), for :meth:`VerifyContext.unless_passed_before`. None for an op whose
+    checks read its place (a terminator) or successors."""
+    if op.successors or is_terminator(op):
+        return None
+    inputs = [sys.intern(op.name), op.properties]  # names by identity: interned
+    for name, attr in inherent:
+        inputs += (sys.intern(name), attr)
+    for value in op.operands:
+        inputs += (value.type, value.op.attributes.get("value") if isinstance(
+            value, OpResult) and value.op.name == "stablehlo.constant" else None)
+    inputs.append(None)
+    inputs += op.result_types
+    return tuple(inputs)
 
 
 def _verify_discardable(op: Operation, ctx: VerifyContext, passed: dict,
