@@ -84,10 +84,52 @@ def is_isolated(op: Operation) -> bool:
 
 def verify_dominance(module: Operation, ctx) -> None:
     """Every operand of every op under ``module`` dominates its use (not looking into the
-    ops ``ctx`` has verified since the last change: :meth:`VerifyContext.verified_now`)."""
+    ops ``ctx`` has verified since the last change: :meth:`VerifyContext.verified_now`).
+    One walk of the blocks in order shows that all do; only when it finds one that may
+    not are the ops checked one by one, for the first error in MLIR's order."""
+    if not module.operands and _all_visible(module, [], ctx.verified_now, 0):
+        return
     positions = ctx.positions
     for op in ctx.preorder(module):
         _verify_operands(op, positions)
+
+
+_MAX_VISIBLE_DEPTH = 64  # deeper nests of regions: checked op by op, without recursion
+
+
+def _all_visible(op: Operation, outer: list[set], skip, depth: int) -> bool:
+    """Whether every operand of every op in ``op``'s regions is a value visible at its use
+    (what :func:`_result_dominates` decides): an argument of an enclosing block, or a
+    result of an op before the use's ancestor in an enclosing block (in a graph region,
+    of any op of the block but the use's ancestor). Not looking into ops for which
+    ``skip`` holds; False also when in doubt (a deep nest)."""
+    if depth > _MAX_VISIBLE_DEPTH:
+        return False
+    graph = op.name in _GRAPH_REGION_OPS
+    return all(_all_visible_in_block(block, outer, graph, skip, depth)
+               for region in op.regions for block in region.blocks)
+
+
+def _all_visible_in_block(block: Block, outer: list[set], graph: bool, skip,
+                          depth: int) -> bool:
+    defined = set(block.args)
+    if graph:
+        for child in block:
+            defined.update(child.results)
+    chain = [*outer, defined]
+    for child in block:
+        for value in child.operands:
+            if not any(value in visible for visible in chain):
+                return False
+        if child.regions and not skip(child):
+            inner = chain
+            if graph and child.results:  # its own results are not visible in it
+                inner = [*outer, defined.difference(child.results)]
+            if not _all_visible(child, inner, skip, depth + 1):
+                return False
+        if not graph:
+            defined.update(child.results)
+    return True
 
 
 def verify_unique_symbols(op: Operation) -> None:
@@ -168,16 +210,38 @@ def verify_isolated(isolated: Operation, ctx) -> None:
     """MLIR ``verifyIsIsolatedFromAbove``: the ops in each region of ``isolated`` (not
     looking into nested ops isolated from above, which are checked on their own) only use
     values defined in that region."""
-    positions = ctx.positions
     for region in isolated.regions:
         pending = [region]
         while pending:
             for block in pending.pop().blocks:
                 for op in block:
                     for value in op.operands:
-                        _check_isolated_operand(isolated, region, op, value, positions)
+                        definer = value.op if isinstance(value, OpResult) else value.block
+                        if not _within(definer, region, ctx.verified_now):
+                            _check_isolated_operand(isolated, region, op, value,
+                                                    ctx.positions)
                     if op.regions and not is_isolated(op):
                         pending.extend(op.regions)
+
+
+def _within(node, region: Region, skip) -> bool:
+    """Whether ``node`` (an op or a block) is nested in ``region``, as :class:`TreePositions`
+    numbers them: not inside an op for which ``skip`` holds. False when in doubt: the
+    region is more than a few levels up (walking up every time would be quadratic in
+    the depth of the regions)."""
+    node = node.parent
+    for _ in range(_MAX_WALK_UP):
+        if node is None:
+            return False
+        if node is region:
+            return True
+        if isinstance(node, Operation) and skip(node):
+            return False
+        node = node.parent
+    return False
+
+
+_MAX_WALK_UP = 8  # an op in a block in a region in an op ... (4 ops up)
 
 
 def _check_isolated_operand(isolated: Operation, region: Region, op: Operation, value,
