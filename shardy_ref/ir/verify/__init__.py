@@ -35,6 +35,7 @@ from shardy_ref.ir.change_count import (
 from shardy_ref.ir.diagnostics import Diagnostic, VerifyError
 from shardy_ref.ir.op_traits import is_terminator
 from shardy_ref.ir.operation import Operation, OpResult
+from shardy_ref.ir.sdy_axes import Mesh
 
 # op name -> checks of the op's own invariants (phase 1)
 OP_VERIFIERS: dict[str, list[Callable]] = {}
@@ -200,15 +201,16 @@ class VerifyContext:
         pass verifies each function it ran on, and the module's verify after the next
         module pass need not look into them again; nor a function pass's verify into a
         function the module's verify has just passed."""
-        from shardy_ref.ir.ir_snapshot import unchanged_since
-        from shardy_ref.ir.operation import IRError
-
         passed = self._roots.get(op) if self._roots is not None else None
         if passed is None or passed[0] != change_count():
             return False
-        if passed[1] is not None and not unchanged_since(passed[1], op):
-            raise IRError(f"'{op.name}' changed without the change count moving: a change "
-                          "made outside the IR API")
+        if passed[1] is not None:
+            from shardy_ref.ir.ir_snapshot import unchanged_since
+            from shardy_ref.ir.operation import IRError
+
+            if not unchanged_since(passed[1], op):
+                raise IRError(f"'{op.name}' changed without the change count moving: a "
+                              "change made outside the IR API")
         return True
 
     def passed(self, root: Operation) -> None:
@@ -222,8 +224,6 @@ class VerifyContext:
     def preorder(self, root: Operation) -> Iterator[Operation]:
         """``root`` and the ops nested in it, pre-order, not looking into the nested ops
         :meth:`verified_now` (the rules of phases 2 and 3 passed in them)."""
-        from shardy_ref.ir.verify import core
-
         return core.preorder(root, self.verified_now)
 
     def unless_structure_verified(self, op: Operation, check: Callable) -> None:
@@ -307,8 +307,6 @@ class VerifyContext:
 
     def mesh_of(self, sharding):
         """The Mesh a TensorSharding is bound to (inline, or the named ``sdy.mesh``), or None."""
-        from shardy_ref.ir.sdy_axes import Mesh
-
         ref = sharding.mesh_or_ref
         if isinstance(ref, Mesh):
             return ref
@@ -332,8 +330,6 @@ def verify_module(module: Operation) -> None:
 
 def collect_errors(module: Operation) -> list[VerifyError]:
     """Every error MLIR's verifier would report for ``module``, in its order."""
-    from shardy_ref.ir.verify import core
-
     _load_rules(module)
     ctx = VerifyContext(module)
     if ctx.verified_now(module):
@@ -399,8 +395,6 @@ def _visit(op: Operation, ctx: VerifyContext, deferred: list[Operation]) -> Iter
     ``op`` on exit. Nothing if all of it passed under its :func:`_whole_op_key`, which
     holds the stamps of every op nested in it (when cross-checking, its nested ops are
     walked, each checked against its own memo)."""
-    from shardy_ref.ir.verify import core
-
     key = _whole_op_key(op, ctx)
     passed = key is not None and _passed_whole(op, key, ctx)
     if passed and not ctx.cross_check:
@@ -417,8 +411,6 @@ def _visit(op: Operation, ctx: VerifyContext, deferred: list[Operation]) -> Iter
 def _visit_regions(op: Operation, ctx: VerifyContext,
                    deferred: list[Operation]) -> Iterator[Operation]:
     """The blocks of ``op`` on entry and exit, and the ops in them (see :func:`_visit`)."""
-    from shardy_ref.ir.verify import core
-
     for region in op.regions:
         for block in region.blocks:
             core.verify_block_entry(block)
@@ -460,8 +452,6 @@ def _whole_op_key(op: Operation, ctx: VerifyContext) -> tuple | None:
     an sdy op (its checks read its operands' shardings), an op isolated from above (a
     root of its own: :meth:`VerifyContext.verified_now`) or one with an attribute whose
     check always runs."""
-    from shardy_ref.ir.verify import core
-
     block = op.parent
     if ctx.whole_ops is None or block is None or op.dialect == "sdy" or (
             op.regions and core.is_isolated(op)):
@@ -485,8 +475,6 @@ def _regions_signature(op: Operation) -> tuple | None:
     region its blocks, per block its arguments' types and its ops with their stamps,
     nested ops' regions alike; None if an op isolated from above is nested (verified as
     a root of its own, after the walk)."""
-    from shardy_ref.ir.verify import core
-
     signature: list = []
     pending = [op]
     while pending:
@@ -797,3 +785,8 @@ def _names_used(module: Operation, index: dict[str, str], candidates: list[str])
                 if found == wanted:
                     return candidates
     return [name for name in candidates if name in found]
+
+
+# MLIR's core rules register with the decorators above, so they are imported once those
+# are defined; the walk uses them on every op
+from shardy_ref.ir.verify import core  # noqa: E402
