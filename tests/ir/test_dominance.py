@@ -23,13 +23,24 @@ def _op_by_op(module) -> bool:
     return True
 
 
+def _inside(op, ancestor) -> bool:
+    while op is not None:
+        if op is ancestor:
+            return True
+        op = op.parent_op
+    return False
+
+
 def _edit(ops, pick: int) -> None:
+    """Move an op or reroute an operand; never an op into itself (a cycle MLIR forbids)."""
     a, b = ops[pick % len(ops)], ops[(pick // 7) % len(ops)]
-    if pick % 3 == 0 and a is not b and a.parent is not None:
+    if a.parent is None or _inside(b, a):
+        return
+    if pick % 3 == 0:
         a.move_before(b)  # maybe into another block, after its users, before its definers
     elif pick % 3 == 1 and a.operands and b.results:
         a.set_operand(0, b.results[0])  # maybe a value defined later or in a nested block
-    elif b.regions and b.regions[0].blocks and a.parent is not None and a is not b:
+    elif b.regions and b.regions[0].blocks and b.regions[0].blocks[0].first_op is not None:
         a.move_before(b.regions[0].blocks[0].first_op)  # into a region, maybe its definer's
 
 
@@ -59,3 +70,16 @@ func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {
     abs_.move_before(ret)
     abs_.set_operand(0, abs_.results[0])  # uses its own result
     assert not core._all_visible(module, [], lambda op: False, 0) and not _op_by_op(module)
+
+
+def test_an_op_of_a_graph_region_does_not_see_its_own_result():
+    module = parse_module("""func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = stablehlo.negate %a : tensor<4xf32>
+  return %a : tensor<4xf32>
+}""")
+    func = module.regions[0].blocks[0].first_op
+    negate = func.regions[0].blocks[0].first_op
+    negate.move_before(func)  # into the module's graph region
+    negate.set_operand(0, negate.results[0])
+    assert not _op_by_op(module)
+    assert not core._all_visible(module, [], lambda op: False, 0)

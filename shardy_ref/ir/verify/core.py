@@ -119,7 +119,8 @@ def _all_visible_in_block(block: Block, outer: list[set], graph: bool, skip,
     chain = [*outer, defined]
     for child in block:
         for value in child.operands:
-            if not any(value in visible for visible in chain):
+            if not any(value in visible for visible in chain) or (
+                    graph and isinstance(value, OpResult) and value.op is child):
                 return False
         if child.regions and not skip(child):
             inner = chain
