@@ -23,18 +23,10 @@ def _op_by_op(module) -> bool:
     return True
 
 
-def _inside(op, ancestor) -> bool:
-    while op is not None:
-        if op is ancestor:
-            return True
-        op = op.parent_op
-    return False
-
-
 def _edit(ops, pick: int) -> None:
     """Move an op or reroute an operand; never an op into itself (a cycle MLIR forbids)."""
     a, b = ops[pick % len(ops)], ops[(pick // 7) % len(ops)]
-    if a.parent is None or _inside(b, a):
+    if a.parent is None or a.is_ancestor_of(b):
         return
     if pick % 3 == 0:
         a.move_before(b)  # maybe into another block, after its users, before its definers

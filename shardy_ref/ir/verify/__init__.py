@@ -188,12 +188,7 @@ class VerifyContext:
             check()
             memo[key] = inputs  # kept alive: their ids stay theirs
         elif self.cross_check:
-            from shardy_ref.ir.operation import IRError
-
-            try:
-                check()
-            except VerifyError as e:
-                raise IRError("a check memoised on its inputs read more than them") from e
+            _must_still_pass(check, "a check memoised on its inputs read more than them")
 
     def verified_now(self, op: Operation) -> bool:
         """Whether ``op`` (isolated from above) passed a verify, as its root or walked on its
@@ -501,16 +496,24 @@ def _passed_whole(op: Operation, key: tuple, ctx: VerifyContext) -> bool:
     if ctx.whole_ops.get(op) != key:
         return False
     if ctx.cross_check:
-        from shardy_ref.ir.operation import IRError
-
-        try:
+        def checks() -> None:
             verify_op(op, ctx)
-            for check in EXIT_VERIFIERS.get(op.name, ()):
-                check(op, ctx)
-        except VerifyError as e:
-            raise IRError(f"'{op.name}' changed without its stamps moving: a change made "
-                          "outside the IR API") from e
+            _run_checks(EXIT_VERIFIERS.get(op.name, ()), op, ctx)
+
+        _must_still_pass(checks, f"'{op.name}' changed without its stamps moving: a change "
+                         "made outside the IR API")
     return True
+
+
+def _must_still_pass(check: Callable[[], None], message: str) -> None:
+    """When cross-checking a skipped check: run it, and raise IRError(``message``) if it
+    fails (the skip would have hidden an error)."""
+    from shardy_ref.ir.operation import IRError
+
+    try:
+        check()
+    except VerifyError as e:
+        raise IRError(message) from e
 
 
 # the discardable attributes whose checks read nothing beyond the op's names, values,
@@ -603,7 +606,7 @@ def _verify_memoised_checks(op: Operation, ctx: VerifyContext, passed: dict) -> 
     return all_memoised
 
 
-def _run_checks(checks: list[Callable], op: Operation, ctx: VerifyContext) -> None:
+def _run_checks(checks, op: Operation, ctx: VerifyContext) -> None:
     for check in checks:
         check(op, ctx)
 
@@ -619,9 +622,8 @@ def _invariants_inputs(op: Operation, inherent: list) -> tuple | None:
     inputs = [sys.intern(op.name), op.properties]  # names by identity: interned
     for name, attr in inherent:
         inputs += (sys.intern(name), attr)
-    for value in op.operands:
-        inputs += (value.type, value.op.attributes.get("value") if isinstance(
-            value, OpResult) and value.op.name == "stablehlo.constant" else None)
+    inputs += op.operand_types
+    inputs += _constant_operands(op)
     inputs.append(None)
     inputs += op.result_types
     return tuple(inputs)
@@ -670,10 +672,10 @@ def _memo_block_key(op: Operation, ctx: VerifyContext) -> tuple | None:
 
 
 def _constant_operands(op: Operation) -> tuple:
-    """The values of the ``stablehlo.constant`` ops defining ``op``'s operands: shape
-    operands some StableHLO checks read (``matchInts``)."""
-    return tuple(v.op.attributes.get("value") for v in op.operands
-                 if isinstance(v, OpResult) and v.op.name == "stablehlo.constant")
+    """Per operand of ``op``, the value of the ``stablehlo.constant`` defining it (None for
+    any other): shape operands some StableHLO checks read (``matchInts``)."""
+    return tuple([v.op.attributes.get("value") if isinstance(v, OpResult)
+                  and v.op.name == "stablehlo.constant" else None for v in op.operands])
 
 
 def verify_op(op: Operation, ctx: VerifyContext) -> None:
@@ -683,8 +685,7 @@ def verify_op(op: Operation, ctx: VerifyContext) -> None:
         check = ATTR_VERIFIERS.get(name)
         if check is not None:
             check(op, attr, ctx)
-    for check in OP_VERIFIERS.get(op.name, ()):
-        check(op, ctx)
+    _run_checks(OP_VERIFIERS.get(op.name, ()), op, ctx)
     if op.name == "func.func":
         _verify_func_attrs(op, ctx)
 
